@@ -1,0 +1,59 @@
+package io.gospan.receiver.bpf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Test helper: what the kernel holds, as {@code bpftool -j} lists it. */
+final class Bpftool {
+  private Bpftool() {}
+
+  /** `bpftool -j {prog|map|link} list`. */
+  static JsonNode list(String what) {
+    ProcessBuilder pb = new ProcessBuilder("bpftool", "-j", what, "list");
+    pb.redirectErrorStream(false);
+    try {
+      Process p = pb.start();
+      byte[] out = p.getInputStream().readAllBytes();
+      String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+        throw new AssertionError("bpftool " + what + " list failed: " + err);
+      }
+      return new ObjectMapper().readTree(out);
+    } catch (IOException e) {
+      throw new AssertionError("bpftool is needed by this test (apt-get install bpftool): " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Names of the kernel objects of a kind ({@code name} as the kernel truncated it, 15 chars). */
+  static List<String> names(String what) {
+    List<String> names = new ArrayList<>();
+    for (JsonNode n : list(what)) {
+      names.add(n.path("name").asText(""));
+    }
+    return names;
+  }
+
+  /** Link ids whose program is one of ours, by the kernel's truncated program name. */
+  static List<Integer> linkIdsOfPrograms(List<Integer> progIds) {
+    List<Integer> ids = new ArrayList<>();
+    for (JsonNode n : list("link")) {
+      if (progIds.contains(n.path("prog_id").asInt(-1))) {
+        ids.add(n.path("id").asInt());
+      }
+    }
+    return ids;
+  }
+
+  /** The kernel's 15-character form of a BPF object name. */
+  static String kernelName(String name) {
+    return name.length() > 15 ? name.substring(0, 15) : name;
+  }
+}
