@@ -40,11 +40,21 @@ struct exe_key {
 };
 _Static_assert(sizeof(struct exe_key) == 16, "struct exe_key is 16 bytes");
 
+/* Header fields captured per event, and the bytes kept of each value. */
+#define GOSPAN_MAX_FIELDS 10
+#define GOSPAN_VALUE_LEN 124
+/* Header fields examined per event (bounded loop); more are flagged as truncated. */
+#define GOSPAN_MAX_SCAN_FIELDS 48
+/* Longest header name that can be captured (key of `header_names`, NUL-padded). */
+#define GOSPAN_NAME_LEN 32
+/* net.Conn wrappers unwrapped to reach the *net.TCPConn (syscallConn -> tls.Conn -> TCPConn). */
+#define GOSPAN_MAX_CONN_WRAPS 3
+
 /*
  * Offsets and argument locations for one traced binary, filled by user space from
- * the offsets catalog or the binary's DWARF. A field set to -1 (offsets) or
- * GO_LOC_NONE (locations) is unknown; user space does not attach a probe whose
- * needs are unknown.
+ * the offsets catalog or the binary's DWARF. An offset of -1 or a location of
+ * GO_LOC_NONE is unknown; user space does not attach a probe whose needs are unknown.
+ * Member offsets are in bytes from the start of the Go struct named.
  */
 struct go_offsets {
 	/* (*loopyWriter).writeHeader(l *loopyWriter, streamID uint32, endStream bool,
@@ -55,17 +65,49 @@ struct go_offsets {
 	struct go_loc write_header_end_stream;
 	struct go_loc write_header_hf_ptr;
 	struct go_loc write_header_hf_len;
-	/* loopyWriter.side: 0 client, 1 server (grpc-go side type) */
-	__s32 loopy_writer_side;
-	__u32 _pad0; /* pads the struct to 8 */
+	/* (*http2Client).operateHeaders(t *http2Client, frame *http2.MetaHeadersFrame) */
+	struct go_loc client_operate_headers_t;
+	struct go_loc client_operate_headers_frame;
+	/* (*http2Server).operateHeaders(t *http2Server, [ctx context.Context since grpc-go
+	 * 1.60,] frame *http2.MetaHeadersFrame, ...): located by name, not position */
+	struct go_loc server_operate_headers_t;
+	struct go_loc server_operate_headers_frame;
+
+	__s32 loopy_writer_side;   /* loopyWriter.side: 0 client, 1 server */
+	__s32 loopy_writer_conn;   /* loopyWriter.conn net.Conn (newer grpc-go; -1 before it) */
+	__s32 loopy_writer_framer; /* loopyWriter.framer *framer (used when conn is absent) */
+	__s32 framer_writer;       /* framer.writer *bufWriter */
+	__s32 buf_writer_conn;     /* bufWriter.conn net.Conn (io.Writer in newer grpc-go) */
+	__s32 http2_client_conn;   /* http2Client.conn net.Conn */
+	__s32 http2_server_conn;   /* http2Server.conn net.Conn */
+	__s32 meta_headers_frame_headers_frame; /* MetaHeadersFrame.HeadersFrame *HeadersFrame (x/net http2) */
+	__s32 meta_headers_frame_fields;        /* MetaHeadersFrame.Fields []hpack.HeaderField */
+	__s32 headers_frame_flags;     /* HeadersFrame.FrameHeader.Flags (uint8; END_STREAM = 0x1) */
+	__s32 headers_frame_stream_id; /* HeadersFrame.FrameHeader.StreamID uint32 */
+	__s32 header_field_size;   /* sizeof(hpack.HeaderField) */
+	__s32 header_field_name;   /* HeaderField.Name string */
+	__s32 header_field_value;  /* HeaderField.Value string */
+	__s32 tcp_conn_fd;         /* net.TCPConn.conn.fd *netFD */
+	__s32 net_fd_sysfd;        /* netFD.pfd.Sysfd int (internal/poll.FD) */
+	__s32 tls_conn_conn;       /* crypto/tls.Conn.conn net.Conn */
+	__s32 syscall_conn_conn;   /* grpc credentials syscallConn's embedded net.Conn */
+	/* Link-time addresses of the net.Conn itabs (go:itab.*net.TCPConn,net.Conn, ...);
+	 * 0 unknown. Position-dependent binaries only: a PIE's itabs move with its base. */
+	__u64 itab_tcp_conn;
+	__u64 itab_tls_conn;
+	__u64 itab_syscall_conn;
 };
-_Static_assert(sizeof(struct go_offsets) == 48, "struct go_offsets is 48 bytes");
+_Static_assert(sizeof(struct go_offsets) == 168, "struct go_offsets is 168 bytes");
 
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
-	EVENT_CONN_UNKNOWN = 1 << 1,     /* the connection could not be identified */
-	EVENT_FIELDS_TRUNCATED = 1 << 2, /* more header fields than fit in the record */
+	EVENT_CONN_UNKNOWN = 1 << 1,     /* the socket could not be identified */
+	EVENT_FIELDS_TRUNCATED = 1 << 2, /* more wanted fields than slots, or more fields than scanned */
 	EVENT_READ_FAILED = 1 << 3,      /* some user memory could not be read */
+};
+
+enum header_field_flags {
+	FIELD_VALUE_TRUNCATED = 1 << 0, /* the value was longer than GOSPAN_VALUE_LEN */
 };
 
 enum gospan_side {
@@ -74,20 +116,37 @@ enum gospan_side {
 	SIDE_UNKNOWN = 255,
 };
 
-/* One ring buffer record per probe hit that concerns a stream's headers. */
+/* One captured header field. Only fields whose names are in `header_names` are captured:
+ * anything else (authorization, cookies, tokens) never leaves the kernel. */
+struct header_field {
+	__u8 name_id;   /* value of the name in `header_names` (user space keeps the names) */
+	__u8 flags;     /* enum header_field_flags */
+	__u16 value_len; /* bytes of value[] used */
+	char value[GOSPAN_VALUE_LEN];
+};
+_Static_assert(sizeof(struct header_field) == 128, "struct header_field is 128 bytes");
+
+/* One ring buffer record per probe hit that concerns a stream's headers: 1360 bytes. */
 struct header_event {
 	__u64 ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
 	__u32 pid;       /* thread group id */
 	__u32 tid;
-	__u64 conn_id;   /* net.Conn data pointer: identifies the connection within pid; 0 unknown */
+	__u64 conn_id;   /* the net.Conn's data pointer: identifies the connection within pid; 0 unknown */
 	__u32 stream_id; /* HTTP/2 stream id */
 	__u8 probe;      /* enum gospan_probe */
 	__u8 side;       /* enum gospan_side */
 	__u8 flags;      /* enum header_event_flags */
-	__u8 field_count;
+	__u8 field_count; /* fields[] used */
 	__s32 fd;        /* socket fd of the connection in pid; -1 unknown */
-	__u32 _pad0;     /* pads the struct to 8 */
+	__u16 family;    /* AF_INET, AF_INET6; 0 unknown */
+	__u16 local_port;  /* host byte order */
+	__u16 remote_port; /* host byte order */
+	__u8 fields_total; /* header fields in the block (capped at 255), captured or not */
+	__u8 _pad0[5];     /* pads local_addr to 8 */
+	__u8 local_addr[16];  /* IPv4 in the first 4 bytes, or IPv6; network byte order */
+	__u8 remote_addr[16];
+	struct header_field fields[GOSPAN_MAX_FIELDS];
 };
-_Static_assert(sizeof(struct header_event) == 40, "struct header_event is 40 bytes");
+_Static_assert(sizeof(struct header_event) == 80 + GOSPAN_MAX_FIELDS * 128, "struct header_event is 1360 bytes");
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

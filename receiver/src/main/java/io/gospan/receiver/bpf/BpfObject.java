@@ -35,12 +35,22 @@ public final class BpfObject implements AutoCloseable {
     this.name = name;
     this.elf = Memory.allocateDirect(libbpf.runtime, bytes.length);
     elf.put(0, bytes, 0, bytes.length);
+    // struct bpf_object_open_opts (libbpf src/libbpf.h): sz@0, object_name@8; later fields
+    // are zero by sz. The name appears in libbpf's messages and as the object's name.
+    byte[] nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    Pointer objectName = Memory.allocateDirect(libbpf.runtime, nameBytes.length + 1, true);
+    objectName.put(0, nameBytes, 0, nameBytes.length);
+    Pointer opts = Memory.allocateDirect(libbpf.runtime, 16, true);
+    opts.putLong(0, 16);
+    opts.putPointer(8, objectName);
     try (Libbpf.LogCapture log = Libbpf.captureLog()) {
-      Pointer o = libbpf.lib.bpf_object__open_mem(elf, bytes.length, null);
+      Pointer o = libbpf.lib.bpf_object__open_mem(elf, bytes.length, opts);
       if (o == null) {
         throw BpfException.of("opening BPF object " + name, libbpf.lastErrno(), log.text());
       }
       this.obj = o;
+    } finally {
+      java.lang.ref.Reference.reachabilityFence(objectName);
     }
   }
 
@@ -151,6 +161,79 @@ public final class BpfObject implements AutoCloseable {
       throw new BpfException("BPF object " + name + " has no map '" + mapName + "'", 2);
     }
     return new BpfMap(this, m, mapName);
+  }
+
+  /** BTF_KIND_DATASEC (include/uapi/linux/btf.h). */
+  private static final int BTF_KIND_DATASEC = 15;
+
+  /** sizeof(struct btf_type): name_off, info, size/type. */
+  private static final int BTF_TYPE_SIZE = 12;
+
+  /** sizeof(struct btf_var_secinfo): type, offset, size. */
+  private static final int BTF_VAR_SECINFO_SIZE = 12;
+
+  /**
+   * Sets the initial value of a global variable of the object, e.g. a {@code const volatile}
+   * setting in {@code .rodata}, before {@link #load()} (the verifier then treats it as a
+   * constant). The variable is found through the object's BTF (its DATASEC entry).
+   *
+   * @param value exactly the variable's bytes, little-endian
+   * @throws BpfException when the object has no such global
+   * @throws IllegalStateException when already loaded
+   * @throws IllegalArgumentException when the size differs from the variable's
+   */
+  public void setGlobal(String variable, byte[] value) {
+    ensureOpen();
+    if (loaded) {
+      throw new IllegalStateException("globals of " + name + " are frozen once it is loaded");
+    }
+    Pointer btf = libbpf.lib.bpf_object__btf(obj);
+    if (btf == null) {
+      throw new BpfException("BPF object " + name + " has no BTF: build it with clang -g", 22);
+    }
+    for (String section : new String[] {".rodata", ".data", ".bss"}) {
+      int id = libbpf.lib.btf__find_by_name_kind(btf, section, BTF_KIND_DATASEC);
+      if (id <= 0) {
+        continue;
+      }
+      Pointer datasec = libbpf.lib.btf__type_by_id(btf, id);
+      int vlen = datasec.getInt(4) & 0xffff;
+      for (int i = 0; i < vlen; i++) {
+        long at = BTF_TYPE_SIZE + (long) i * BTF_VAR_SECINFO_SIZE;
+        int varType = datasec.getInt(at);
+        int varOffset = datasec.getInt(at + 4);
+        int varSize = datasec.getInt(at + 8);
+        Pointer var = libbpf.lib.btf__type_by_id(btf, varType);
+        if (!variable.equals(libbpf.lib.btf__name_by_offset(btf, var.getInt(0)))) {
+          continue;
+        }
+        if (value.length != varSize) {
+          throw new IllegalArgumentException(
+              variable + " is " + varSize + " bytes, got " + value.length);
+        }
+        Pointer map = internalMap(section);
+        Pointer size = Memory.allocateDirect(libbpf.runtime, 8, true);
+        Pointer data = libbpf.lib.bpf_map__initial_value(map, size);
+        if (data == null || size.getLong(0) < varOffset + varSize) {
+          throw new BpfException("cannot reach the " + section + " data of " + name, 22);
+        }
+        data.put(varOffset, value, 0, value.length);
+        return;
+      }
+    }
+    throw new BpfException("BPF object " + name + " has no global variable '" + variable + "'", 2);
+  }
+
+  /** The libbpf-internal map holding a data section ({@code <obj>.rodata} etc.). */
+  private Pointer internalMap(String section) {
+    for (Pointer m = libbpf.lib.bpf_object__next_map(obj, null);
+        m != null;
+        m = libbpf.lib.bpf_object__next_map(obj, m)) {
+      if (libbpf.lib.bpf_map__name(m).endsWith(section)) {
+        return m;
+      }
+    }
+    throw new BpfException("BPF object " + name + " has no " + section + " map", 2);
   }
 
   /** Names of the object's programs, in ELF order. */

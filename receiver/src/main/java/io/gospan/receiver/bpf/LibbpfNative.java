@@ -103,6 +103,14 @@ public interface LibbpfNative {
 
   void ring_buffer__free(Pointer rb);
 
+  Pointer bpf_object__btf(Pointer obj);
+
+  int btf__find_by_name_kind(Pointer btf, String typeName, int kind);
+
+  Pointer btf__type_by_id(Pointer btf, int id);
+
+  String btf__name_by_offset(Pointer btf, int offset);
+
   int libbpf_num_possible_cpus();
 
   int libbpf_strerror(int err, Pointer buf, @size_t long size);

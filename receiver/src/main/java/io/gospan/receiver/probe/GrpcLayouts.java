@@ -26,9 +26,50 @@ public final class GrpcLayouts {
           .struct("write_header_end_stream", GO_LOC)
           .struct("write_header_hf_ptr", GO_LOC)
           .struct("write_header_hf_len", GO_LOC)
+          .struct("client_operate_headers_t", GO_LOC)
+          .struct("client_operate_headers_frame", GO_LOC)
+          .struct("server_operate_headers_t", GO_LOC)
+          .struct("server_operate_headers_frame", GO_LOC)
           .s32("loopy_writer_side")
-          .u32("_pad0")
-          .build(48);
+          .s32("loopy_writer_conn")
+          .s32("loopy_writer_framer")
+          .s32("framer_writer")
+          .s32("buf_writer_conn")
+          .s32("http2_client_conn")
+          .s32("http2_server_conn")
+          .s32("meta_headers_frame_headers_frame")
+          .s32("meta_headers_frame_fields")
+          .s32("headers_frame_flags")
+          .s32("headers_frame_stream_id")
+          .s32("header_field_size")
+          .s32("header_field_name")
+          .s32("header_field_value")
+          .s32("tcp_conn_fd")
+          .s32("net_fd_sysfd")
+          .s32("tls_conn_conn")
+          .s32("syscall_conn_conn")
+          .u64("itab_tcp_conn")
+          .u64("itab_tls_conn")
+          .u64("itab_syscall_conn")
+          .build(168);
+
+  /** Header fields per event ({@code GOSPAN_MAX_FIELDS}). */
+  public static final int MAX_FIELDS = 10;
+
+  /** Bytes kept of a header value ({@code GOSPAN_VALUE_LEN}). */
+  public static final int VALUE_LEN = 124;
+
+  /** Key size of {@code header_names}: the longest capturable name + NUL ({@code GOSPAN_NAME_LEN}). */
+  public static final int NAME_LEN = 32;
+
+  /** {@code struct header_field}: one captured header field. */
+  public static final StructLayout HEADER_FIELD =
+      StructLayout.builder("header_field")
+          .u8("name_id")
+          .u8("flags")
+          .u16("value_len")
+          .bytes("value", VALUE_LEN)
+          .build(128);
 
   /** {@code struct header_event}: one ring buffer record. */
   public static final StructLayout HEADER_EVENT =
@@ -43,11 +84,18 @@ public final class GrpcLayouts {
           .u8("flags")
           .u8("field_count")
           .s32("fd")
-          .u32("_pad0")
-          .build(40);
+          .u16("family")
+          .u16("local_port")
+          .u16("remote_port")
+          .u8("fields_total")
+          .bytes("_pad0", 5)
+          .bytes("local_addr", 16)
+          .bytes("remote_addr", 16)
+          .array("fields", HEADER_FIELD, MAX_FIELDS)
+          .build(80 + MAX_FIELDS * 128);
 
   /** Every layout of the contract, for the BTF check. */
   public static List<StructLayout> all() {
-    return List.of(GO_LOC, EXE_KEY, GO_OFFSETS, HEADER_EVENT);
+    return List.of(GO_LOC, EXE_KEY, GO_OFFSETS, HEADER_FIELD, HEADER_EVENT);
   }
 }

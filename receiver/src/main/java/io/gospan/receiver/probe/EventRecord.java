@@ -1,0 +1,83 @@
+package io.gospan.receiver.probe;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The fixed part of one {@code struct header_event} ring buffer record, as the BPF program
+ * wrote it (no interpretation beyond unsigned widening).
+ *
+ * @param tsNs {@code bpf_ktime_get_ns()}, CLOCK_MONOTONIC, ns
+ * @param pid thread group id
+ * @param tid thread id
+ * @param connId the {@code net.Conn} data pointer within pid, 0 unknown
+ * @param streamId HTTP/2 stream id (unsigned 32-bit, as long)
+ * @param probe {@code enum gospan_probe}
+ * @param side 0 client, 1 server, 255 unknown
+ * @param flags {@code enum header_event_flags}
+ * @param fieldCount header fields that follow
+ * @param fd socket fd in pid, -1 unknown
+ */
+public record EventRecord(
+    long tsNs,
+    int pid,
+    int tid,
+    long connId,
+    long streamId,
+    int probe,
+    int side,
+    int flags,
+    int fieldCount,
+    int fd) {
+
+  public static final int PROBE_LOOPY_WRITER_WRITE_HEADER = 0;
+  public static final int PROBE_HTTP2_CLIENT_OPERATE_HEADERS = 1;
+  public static final int PROBE_HTTP2_SERVER_OPERATE_HEADERS = 2;
+  public static final int PROBE_HPACK_ENCODER_WRITE_FIELD = 3;
+
+  public static final int SIDE_CLIENT = 0;
+  public static final int SIDE_SERVER = 1;
+
+  public static final int FLAG_END_STREAM = 1;
+  public static final int FLAG_CONN_UNKNOWN = 1 << 1;
+  public static final int FLAG_FIELDS_TRUNCATED = 1 << 2;
+  public static final int FLAG_READ_FAILED = 1 << 3;
+
+  private static final int TS = GrpcLayouts.HEADER_EVENT.offset("ts_ns");
+  private static final int PID = GrpcLayouts.HEADER_EVENT.offset("pid");
+  private static final int TID = GrpcLayouts.HEADER_EVENT.offset("tid");
+  private static final int CONN = GrpcLayouts.HEADER_EVENT.offset("conn_id");
+  private static final int STREAM = GrpcLayouts.HEADER_EVENT.offset("stream_id");
+  private static final int PROBE = GrpcLayouts.HEADER_EVENT.offset("probe");
+  private static final int SIDE = GrpcLayouts.HEADER_EVENT.offset("side");
+  private static final int FLAGS = GrpcLayouts.HEADER_EVENT.offset("flags");
+  private static final int FIELD_COUNT = GrpcLayouts.HEADER_EVENT.offset("field_count");
+  private static final int FD = GrpcLayouts.HEADER_EVENT.offset("fd");
+
+  /**
+   * Decodes the fixed part of a record (little-endian buffer, position 0).
+   *
+   * @throws IllegalArgumentException when the record is shorter than {@code struct header_event}
+   */
+  public static EventRecord decode(ByteBuffer b) {
+    if (b.remaining() < GrpcLayouts.HEADER_EVENT.size()) {
+      throw new IllegalArgumentException(
+          "ring buffer record of " + b.remaining() + " bytes, struct header_event needs "
+              + GrpcLayouts.HEADER_EVENT.size());
+    }
+    return new EventRecord(
+        b.getLong(TS),
+        b.getInt(PID),
+        b.getInt(TID),
+        b.getLong(CONN),
+        Integer.toUnsignedLong(b.getInt(STREAM)),
+        Byte.toUnsignedInt(b.get(PROBE)),
+        Byte.toUnsignedInt(b.get(SIDE)),
+        Byte.toUnsignedInt(b.get(FLAGS)),
+        Byte.toUnsignedInt(b.get(FIELD_COUNT)),
+        b.getInt(FD));
+  }
+
+  public boolean endStream() {
+    return (flags & FLAG_END_STREAM) != 0;
+  }
+}

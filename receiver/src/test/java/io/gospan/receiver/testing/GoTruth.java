@@ -1,0 +1,108 @@
+package io.gospan.receiver.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Test helper: what Go's own debug/elf, debug/dwarf and debug/gosym say about a binary, from
+ * the gotruth program (offsets/src/test/go/gotruth). Tests take probe locations from here, not
+ * from constants, until the Java inspector is wired in.
+ */
+public final class GoTruth {
+  private GoTruth() {}
+
+  private static Path tool;
+
+  /** Builds gotruth once per JVM into receiver/target. */
+  static synchronized Path tool() {
+    if (tool == null) {
+      Path src = ExampleApps.repoRoot().resolve("offsets/src/test/go/gotruth");
+      Path out = ExampleApps.repoRoot().resolve("receiver/target/gotruth");
+      ExampleApps.run(List.of("go", "-C", src.toString(), "build", "-o", out.toString(), "."), 300);
+      tool = out;
+    }
+    return tool;
+  }
+
+  /** gotruth's JSON for {@code binary} with the given {@code -func} and {@code -struct} queries. */
+  public static JsonNode query(Path binary, List<String> functions, List<String> structs) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(tool().toString());
+    functions.forEach(f -> {
+      cmd.add("-func");
+      cmd.add(f);
+    });
+    structs.forEach(s -> {
+      cmd.add("-struct");
+      cmd.add(s);
+    });
+    cmd.add(binary.toString());
+    try {
+      return new ObjectMapper().readTree(ExampleApps.run(cmd, 120));
+    } catch (IOException e) {
+      throw new AssertionError("gotruth printed no JSON for " + binary, e);
+    }
+  }
+
+  /** The {@code params} entry of one function. */
+  public static JsonNode params(JsonNode truth, String function) {
+    for (JsonNode p : truth.path("params")) {
+      if (p.path("func").asText().equals(function) && p.path("found").asBoolean()) {
+        return p;
+      }
+    }
+    throw new AssertionError("gotruth found no DWARF parameters of " + function + ": " + truth.path("dwarf_error"));
+  }
+
+  /** Byte offset of a member of a struct gotruth was asked about. */
+  public static int memberOffset(JsonNode truth, String struct, String member) {
+    for (JsonNode s : truth.path("structs")) {
+      if (s.path("name").asText().equals(struct)) {
+        for (JsonNode m : s.path("members")) {
+          if (m.path("name").asText().equals(member)) {
+            return m.path("offset").asInt();
+          }
+        }
+      }
+    }
+    throw new AssertionError("gotruth found no member " + struct + "." + member);
+  }
+
+  /** Entry file offset of a function. */
+  public static long fileOffset(JsonNode truth, String function) {
+    for (JsonNode f : truth.path("functions")) {
+      if (f.path("name").asText().equals(function) && f.path("found").asBoolean()) {
+        return f.path("file_offset").asLong();
+      }
+    }
+    throw new AssertionError("gotruth found no function " + function);
+  }
+
+  /**
+   * The location of one word of a parameter: piece {@code piece} (0 for a scalar; a slice is
+   * ptr, len, cap) as a {@link io.gospan.receiver.probe.GoLoc}.
+   */
+  public static io.gospan.receiver.probe.GoLoc location(JsonNode funcParams, String param, int piece) {
+    for (JsonNode p : funcParams.path("params")) {
+      if (p.path("name").asText().equals(param)) {
+        JsonNode pc = p.path("pieces").get(piece);
+        if (pc == null) {
+          throw new AssertionError("parameter " + param + " has no piece " + piece + ": " + p);
+        }
+        switch (pc.path("kind").asText()) {
+          case "register":
+            return io.gospan.receiver.probe.GoLoc.register(pc.path("dwarf_reg").asInt());
+          case "stack":
+            return io.gospan.receiver.probe.GoLoc.stack(pc.path("stack_offset").asInt());
+          default:
+            throw new AssertionError("parameter " + param + " piece " + piece + " has no location: " + pc);
+        }
+      }
+    }
+    throw new AssertionError("no parameter " + param + " in " + funcParams);
+  }
+}
