@@ -85,11 +85,23 @@ public final class GoTruth {
   /**
    * The location of one word of a parameter: piece {@code piece} (0 for a scalar; a slice is
    * ptr, len, cap) as a {@link io.gospan.receiver.probe.GoLoc}.
+   *
+   * <p>Go 1.16 and older (the stack ABI, ABI0) sometimes emit an empty location for a
+   * parameter (seen: {@code hf} of writeHeader, go1.16.15). Its place is then still fixed by
+   * ABI0: arguments follow the return address in order, each aligned to its size (at most 8),
+   * so it is computed from the preceding parameters' sizes.
    */
   public static io.gospan.receiver.probe.GoLoc location(JsonNode funcParams, String param, int piece) {
+    int abi0Offset = 8; // past the return address
     for (JsonNode p : funcParams.path("params")) {
+      int size = p.path("size").asInt();
+      int align = size >= 8 ? 8 : Math.max(1, Integer.highestOneBit(size));
+      abi0Offset = (abi0Offset + align - 1) / align * align;
       if (p.path("name").asText().equals(param)) {
         JsonNode pc = p.path("pieces").get(piece);
+        if (pc == null && "stack".equals(funcParams.path("abi").asText()) && p.path("pieces").isEmpty()) {
+          return io.gospan.receiver.probe.GoLoc.stack(abi0Offset + 8 * piece);
+        }
         if (pc == null) {
           throw new AssertionError("parameter " + param + " has no piece " + piece + ": " + p);
         }
@@ -102,6 +114,7 @@ public final class GoTruth {
             throw new AssertionError("parameter " + param + " piece " + piece + " has no location: " + pc);
         }
       }
+      abi0Offset += size;
     }
     throw new AssertionError("no parameter " + param + " in " + funcParams);
   }

@@ -1,0 +1,137 @@
+package io.gospan.receiver.probe;
+
+import io.gospan.receiver.bpf.BpfLink;
+import io.gospan.receiver.bpf.BpfMap;
+import io.gospan.receiver.bpf.BpfObject;
+import io.gospan.receiver.bpf.BpfProgram;
+import io.gospan.receiver.bpf.RingBuffer;
+import io.gospan.receiver.event.HeaderEvent;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The loaded {@code grpc.bpf.o}: per-binary offsets, attached uprobes, the {@code events} ring
+ * buffer decoded into {@link HeaderEvent}s, and the BPF counters. One thread polls; the other
+ * methods may be called from any thread.
+ */
+public final class GrpcProbes implements AutoCloseable {
+
+  /** The object's file name under {@link BpfObject#RESOURCE_DIR}. */
+  public static final String OBJECT = "grpc.bpf.o";
+
+  private final BpfObject object;
+  private final BpfMap offsets;
+  private final BpfMap counters;
+  private final HeaderEventDecoder decoder;
+  private final RingBuffer ringBuffer;
+
+  private GrpcProbes(
+      BpfObject object, HeaderNames names, Consumer<HeaderEvent> sink, RingBuffer.RecordHandler rawTap) {
+    this.object = object;
+    this.offsets = object.map("go_offsets_by_exe");
+    this.counters = object.map("probe_counters");
+    this.decoder = new HeaderEventDecoder(names);
+    BpfMap nameMap = object.map("header_names");
+    for (int id = 0; id < names.names().size(); id++) {
+      nameMap.update(HeaderNames.key(names.name(id)), new byte[] {(byte) id}, BpfMap.BPF_ANY);
+    }
+    this.ringBuffer =
+        RingBuffer.open(
+            object.map("events"),
+            record -> {
+              if (rawTap != null) {
+                rawTap.onRecord(record.duplicate());
+              }
+              HeaderEvent e = decoder.decode(record);
+              if (e != null) {
+                sink.accept(e);
+              }
+            });
+  }
+
+  /**
+   * Loads the probes.
+   *
+   * @param names the header names to capture
+   * @param ringBufferBytes size of the events ring buffer: a power of 2, multiple of the page size
+   * @param sink receives every decoded event, on the polling thread
+   * @throws io.gospan.receiver.bpf.BpfException when loading fails (privileges, verifier)
+   */
+  public static GrpcProbes open(HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink) {
+    return open(names, ringBufferBytes, sink, null);
+  }
+
+  /** As {@link #open(HeaderNames, int, Consumer)}, also handing each raw record to {@code rawTap} (tests). */
+  static GrpcProbes open(
+      HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink, RingBuffer.RecordHandler rawTap) {
+    BpfObject obj = BpfObject.openResource(OBJECT);
+    try {
+      obj.map("events").setMaxEntries(ringBufferBytes);
+      obj.setGlobal(
+          "header_name_lengths",
+          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.lengthMask()).array());
+      obj.load();
+      return new GrpcProbes(obj, names, sink, rawTap);
+    } catch (RuntimeException e) {
+      obj.close();
+      throw e;
+    }
+  }
+
+  /** Makes the programs trace processes running the binary {@code key}, with these offsets. */
+  public void putBinary(ExeKey key, GoOffsets goOffsets) {
+    offsets.update(key.toBytes(), goOffsets.toBytes(), BpfMap.BPF_ANY);
+  }
+
+  /** Forgets a binary's offsets; returns whether it was known. */
+  public boolean removeBinary(ExeKey key) {
+    return offsets.delete(key.toBytes());
+  }
+
+  /**
+   * Attaches a probe to every process that runs {@code binary}, at the function's file offset.
+   *
+   * @throws io.gospan.receiver.bpf.BpfException when the kernel refuses
+   */
+  public BpfLink attach(GrpcProbe probe, Path binary, long fileOffset) {
+    return object.program(probe.program()).attachUprobe(binary, fileOffset, BpfProgram.ALL_PIDS, 0);
+  }
+
+  /** Waits up to {@code timeoutMs} for events and hands each to the sink; returns records read. */
+  public int poll(int timeoutMs) {
+    return ringBuffer.poll(timeoutMs);
+  }
+
+  /** Records dropped because they could not be decoded. */
+  public long malformedRecords() {
+    return decoder.malformed();
+  }
+
+  /** The BPF counters of every probe, summed over CPUs. */
+  public Map<GrpcProbe, ProbeCounters> counters() {
+    Map<GrpcProbe, ProbeCounters> out = new EnumMap<>(GrpcProbe.class);
+    for (GrpcProbe p : GrpcProbe.values()) {
+      long[] c = new long[ProbeCounters.COUNT];
+      for (int i = 0; i < c.length; i++) {
+        byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(p.id() * ProbeCounters.COUNT + i).array();
+        ByteBuffer v = ByteBuffer.wrap(counters.lookup(key).orElseThrow()).order(ByteOrder.LITTLE_ENDIAN);
+        while (v.remaining() >= 8) {
+          c[i] += v.getLong();
+        }
+      }
+      out.put(p, ProbeCounters.of(c));
+    }
+    return out;
+  }
+
+  /** Detaches every probe and frees the maps. */
+  @Override
+  public void close() {
+    ringBuffer.close();
+    object.close();
+  }
+}

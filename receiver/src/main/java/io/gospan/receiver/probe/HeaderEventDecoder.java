@@ -1,0 +1,136 @@
+package io.gospan.receiver.probe;
+
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.HeaderField;
+import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.event.SocketPair;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Turns {@code struct header_event} ring buffer records into {@link HeaderEvent}s. A record that
+ * cannot be a valid event (short, unknown probe or side, field id not given out) is counted and
+ * dropped, never thrown.
+ */
+public final class HeaderEventDecoder {
+
+  private static final int AF_INET = 2;
+  private static final int AF_INET6 = 10;
+
+  private static final StructLayoutOffsets E = new StructLayoutOffsets();
+
+  private final HeaderNames names;
+  private final LongAdder malformed = new LongAdder();
+
+  public HeaderEventDecoder(HeaderNames names) {
+    this.names = names;
+  }
+
+  /** Records dropped as malformed so far. */
+  public long malformed() {
+    return malformed.sum();
+  }
+
+  /**
+   * Decodes one record (little-endian, position 0).
+   *
+   * @return the event, or {@code null} when the record is malformed (counted)
+   */
+  public HeaderEvent decode(ByteBuffer b) {
+    if (b.remaining() < GrpcLayouts.HEADER_EVENT.size()) {
+      malformed.increment();
+      return null;
+    }
+    EventRecord r = EventRecord.decode(b);
+    ProbeKind probe = probe(r.probe());
+    Side side = r.side() == EventRecord.SIDE_CLIENT ? Side.CLIENT : r.side() == EventRecord.SIDE_SERVER ? Side.SERVER : null;
+    if (probe == null || side == null || r.fieldCount() > GrpcLayouts.MAX_FIELDS) {
+      malformed.increment();
+      return null;
+    }
+    List<HeaderField> fields = new ArrayList<>(r.fieldCount());
+    for (int i = 0; i < r.fieldCount(); i++) {
+      int at = E.fields + i * GrpcLayouts.HEADER_FIELD.size();
+      String name = names.name(Byte.toUnsignedInt(b.get(at + E.nameId)));
+      int len = Short.toUnsignedInt(b.getShort(at + E.valueLen));
+      if (name == null || len > GrpcLayouts.VALUE_LEN) {
+        malformed.increment();
+        return null;
+      }
+      boolean truncated = (b.get(at + E.fieldFlags) & 1) != 0;
+      byte[] value = new byte[len];
+      b.get(at + E.value, value, 0, len);
+      fields.add(new HeaderField(name, new String(value, StandardCharsets.UTF_8), truncated));
+    }
+    return new HeaderEvent(
+        r.pid(),
+        r.tid(),
+        r.tsNs(),
+        probe,
+        side,
+        r.connId(),
+        r.fd(),
+        sockets(b),
+        (int) r.streamId(),
+        r.endStream(),
+        fields,
+        (r.flags() & EventRecord.FLAG_FIELDS_TRUNCATED) != 0);
+  }
+
+  private static ProbeKind probe(int p) {
+    switch (p) {
+      case EventRecord.PROBE_LOOPY_WRITER_WRITE_HEADER:
+        return ProbeKind.LOOPY_WRITER_WRITE_HEADER;
+      case EventRecord.PROBE_HTTP2_CLIENT_OPERATE_HEADERS:
+        return ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS;
+      case EventRecord.PROBE_HTTP2_SERVER_OPERATE_HEADERS:
+        return ProbeKind.HTTP2_SERVER_OPERATE_HEADERS;
+      case EventRecord.PROBE_HPACK_ENCODER_WRITE_FIELD:
+        return ProbeKind.HPACK_ENCODER_WRITE_FIELD;
+      default:
+        return null;
+    }
+  }
+
+  /** The 4-tuple the BPF program read from the kernel socket, or null when it could not. */
+  static SocketPair sockets(ByteBuffer b) {
+    int family = Short.toUnsignedInt(b.getShort(E.family));
+    int addrLen = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+    if (addrLen == 0 || (b.get(E.flags) & EventRecord.FLAG_CONN_UNKNOWN) != 0) {
+      return null;
+    }
+    byte[] local = new byte[addrLen];
+    byte[] remote = new byte[addrLen];
+    b.get(E.localAddr, local, 0, addrLen);
+    b.get(E.remoteAddr, remote, 0, addrLen);
+    try {
+      return new SocketPair(
+          new InetSocketAddress(InetAddress.getByAddress(local), Short.toUnsignedInt(b.getShort(E.localPort))),
+          new InetSocketAddress(InetAddress.getByAddress(remote), Short.toUnsignedInt(b.getShort(E.remotePort))));
+    } catch (UnknownHostException e) {
+      throw new AssertionError("4 or 16 address bytes are always valid", e);
+    }
+  }
+
+  /** Offsets into the record, looked up once. */
+  private static final class StructLayoutOffsets {
+    final int flags = GrpcLayouts.HEADER_EVENT.offset("flags");
+    final int family = GrpcLayouts.HEADER_EVENT.offset("family");
+    final int localPort = GrpcLayouts.HEADER_EVENT.offset("local_port");
+    final int remotePort = GrpcLayouts.HEADER_EVENT.offset("remote_port");
+    final int localAddr = GrpcLayouts.HEADER_EVENT.offset("local_addr");
+    final int remoteAddr = GrpcLayouts.HEADER_EVENT.offset("remote_addr");
+    final int fields = GrpcLayouts.HEADER_EVENT.offset("fields");
+    final int nameId = GrpcLayouts.HEADER_FIELD.offset("name_id");
+    final int fieldFlags = GrpcLayouts.HEADER_FIELD.offset("flags");
+    final int valueLen = GrpcLayouts.HEADER_FIELD.offset("value_len");
+    final int value = GrpcLayouts.HEADER_FIELD.offset("value");
+  }
+}

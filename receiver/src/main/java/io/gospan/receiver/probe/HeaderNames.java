@@ -1,0 +1,110 @@
+package io.gospan.receiver.probe;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The header names whose values the BPF programs capture, and the id each is sent as. Ids are
+ * positions in this list; the {@code header_names} map holds name → id. Values of every other
+ * field never leave the kernel.
+ *
+ * <p>Credentials can never be captured: {@link #of} refuses them even if configured.
+ */
+public final class HeaderNames {
+
+  /** What spans need (DESIGN.md, "Spans"): captured by default. */
+  public static final List<String> DEFAULTS =
+      List.of(
+          ":path",
+          ":authority",
+          ":status",
+          "content-type",
+          "user-agent",
+          "grpc-status",
+          "grpc-message",
+          "grpc-timeout",
+          "traceparent",
+          "tracestate");
+
+  /** Never captured, whatever the configuration says. */
+  public static final Set<String> FORBIDDEN =
+      Set.of(
+          "authorization",
+          "proxy-authorization",
+          "cookie",
+          "set-cookie",
+          "x-api-key",
+          "api-key",
+          "x-auth-token",
+          "grpc-previous-rpc-attempts-auth");
+
+  private final List<String> names;
+
+  private HeaderNames(List<String> names) {
+    this.names = List.copyOf(names);
+  }
+
+  /**
+   * The defaults plus {@code extra} (e.g. the config's {@code headers.allow}), in that order.
+   *
+   * @throws IllegalArgumentException for a credential header, a name that is not lower-case
+   *     ASCII, longer than 31 bytes, or when there are more than 255 names
+   */
+  public static HeaderNames of(Collection<String> extra) {
+    Set<String> all = new LinkedHashSet<>(DEFAULTS);
+    for (String raw : extra) {
+      String n = raw.strip();
+      if (!n.equals(n.toLowerCase(Locale.ROOT)) || n.isEmpty() || !StandardCharsets.US_ASCII.newEncoder().canEncode(n)) {
+        throw new IllegalArgumentException("header name '" + raw + "' must be non-empty lower-case ASCII (HTTP/2 field names are)");
+      }
+      if (FORBIDDEN.contains(n)) {
+        throw new IllegalArgumentException("header '" + n + "' carries credentials and is never captured");
+      }
+      if (n.length() >= GrpcLayouts.NAME_LEN) {
+        throw new IllegalArgumentException(
+            "header name '" + n + "' is longer than " + (GrpcLayouts.NAME_LEN - 1) + " bytes");
+      }
+      all.add(n);
+    }
+    if (all.size() > 255) {
+      throw new IllegalArgumentException("at most 255 header names can be captured, got " + all.size());
+    }
+    return new HeaderNames(new ArrayList<>(all));
+  }
+
+  public static HeaderNames defaults() {
+    return of(List.of());
+  }
+
+  /** The names, index = id. */
+  public List<String> names() {
+    return names;
+  }
+
+  /** The name sent as {@code id}, or {@code null} for an id this table did not give out. */
+  public String name(int id) {
+    return id >= 0 && id < names.size() ? names.get(id) : null;
+  }
+
+  /** {@code header_name_lengths}: bit n set when some name is n bytes long. */
+  public int lengthMask() {
+    int mask = 0;
+    for (String n : names) {
+      mask |= 1 << n.length();
+    }
+    return mask;
+  }
+
+  /** The NUL-padded {@code header_names} key of a name. */
+  public static byte[] key(String name) {
+    byte[] key = new byte[GrpcLayouts.NAME_LEN];
+    byte[] b = name.getBytes(StandardCharsets.US_ASCII);
+    System.arraycopy(b, 0, key, 0, b.length);
+    return key;
+  }
+}

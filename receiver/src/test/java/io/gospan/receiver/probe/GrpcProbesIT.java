@@ -1,0 +1,274 @@
+package io.gospan.receiver.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.testing.ExampleApps;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The three grpc-go probes on the example server and client, real BPF: the event sequence of
+ * every RPC shape (DESIGN.md, "Probe points"), header values, connection identity and socket
+ * 4-tuples, TLS, both Go ABIs, many concurrent streams, and that credentials never leave the
+ * kernel.
+ */
+class GrpcProbesIT {
+
+  static final String SAY_HELLO = "/greeter.Greeter/SayHello";
+
+  static Path examples;
+
+  @BeforeAll
+  static void build() {
+    examples = ExampleApps.build();
+  }
+
+  /** One stream as one process saw it: its events in order. */
+  record Stream(int pid, long connId, int streamId, List<HeaderEvent> events) {
+    Side side() {
+      return events.get(0).side();
+    }
+
+    List<String> shape() {
+      return events.stream()
+          .map(e -> e.probe().name() + (e.endStream() ? "+END" : ""))
+          .collect(Collectors.toList());
+    }
+
+    HeaderEvent last() {
+      return events.get(events.size() - 1);
+    }
+  }
+
+  static List<Stream> streams(List<HeaderEvent> events) {
+    Map<List<Long>, List<HeaderEvent>> byKey = new LinkedHashMap<>();
+    for (HeaderEvent e : events) {
+      byKey.computeIfAbsent(List.of((long) e.pid(), e.connectionId(), (long) e.streamId()), k -> new ArrayList<>())
+          .add(e);
+    }
+    return byKey.values().stream()
+        .map(l -> new Stream(l.get(0).pid(), l.get(0).connectionId(), l.get(0).streamId(), l))
+        .collect(Collectors.toList());
+  }
+
+  /** The server stream that is the other end of a client stream: mirrored 4-tuple, same id. */
+  static Stream peer(Stream client, List<Stream> all) {
+    List<Stream> peers =
+        all.stream()
+            .filter(s -> s.side() == Side.SERVER && s.streamId() == client.streamId())
+            .filter(s -> Objects.equals(s.events().get(0).sockets(), client.events().get(0).sockets().reversed()))
+            .collect(Collectors.toList());
+    assertThat(peers).as("server streams mirroring client stream %s", client).hasSize(1);
+    return peers.get(0);
+  }
+
+  static Predicate<List<HeaderEvent>> endsSeen(int clientEnds, int serverEnds) {
+    return l ->
+        l.stream().filter(e -> e.probe() == ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS && e.endStream()).count() >= clientEnds
+            && l.stream().filter(e -> e.probe() == ProbeKind.LOOPY_WRITER_WRITE_HEADER && e.side() == Side.SERVER && e.endStream()).count()
+                >= serverEnds;
+  }
+
+  static final List<String> CLIENT_OK =
+      List.of("LOOPY_WRITER_WRITE_HEADER", "HTTP2_CLIENT_OPERATE_HEADERS", "HTTP2_CLIENT_OPERATE_HEADERS+END");
+  static final List<String> SERVER_OK =
+      List.of("HTTP2_SERVER_OPERATE_HEADERS", "LOOPY_WRITER_WRITE_HEADER", "LOOPY_WRITER_WRITE_HEADER+END");
+  static final List<String> CLIENT_TRAILERS_ONLY =
+      List.of("LOOPY_WRITER_WRITE_HEADER", "HTTP2_CLIENT_OPERATE_HEADERS+END");
+  static final List<String> SERVER_TRAILERS_ONLY =
+      List.of("HTTP2_SERVER_OPERATE_HEADERS", "LOOPY_WRITER_WRITE_HEADER+END");
+
+  /** Runs unary calls (3 OK, 1 NOT_FOUND, 1 INTERNAL) against a traced server and checks every event. */
+  static void checkUnary(Path dir, String... serverAndClientTlsFlags) throws Exception {
+    Path server = dir.resolve("greeter-server");
+    Path client = dir.resolve("greeter-client");
+    boolean tls = serverAndClientTlsFlags.length > 0;
+    Path certs = ExampleApps.repoRoot().resolve("examples/bin/certs");
+    String[] serverFlags =
+        tls ? new String[] {"-tls", "-tls-cert", certs.resolve("server.pem").toString(), "-tls-key", certs.resolve("server-key.pem").toString()}
+            : new String[0];
+    List<String> tlsClient = tls ? List.of("-tls", "-ca", certs.resolve("ca.pem").toString()) : List.of();
+    try (ProbeSession session = new ProbeSession().trace(server).trace(client);
+        ExampleApps.Server s = ExampleApps.startServer(dir, serverFlags)) {
+      ExampleApps.runClient(dir, s.address(), concat(tlsClient, "-rpc", "unary", "-n", "3"));
+      ExampleApps.runClient(dir, s.address(), concat(tlsClient, "-rpc", "unary", "-fail-code", "NOT_FOUND"));
+      ExampleApps.runClient(dir, s.address(), concat(tlsClient, "-rpc", "unary", "-fail-code", "INTERNAL"));
+      List<HeaderEvent> events = session.pollUntil(endsSeen(5, 5), 10_000);
+      List<Stream> all = streams(events);
+      List<Stream> clients = all.stream().filter(x -> x.side() == Side.CLIENT).collect(Collectors.toList());
+      assertThat(clients).as("client streams").hasSize(5);
+      assertThat(all).as("all streams").hasSize(10);
+      assertThat(clients).extracting(Stream::streamId).containsExactly(1, 3, 5, 1, 1);
+
+      for (int i = 0; i < clients.size(); i++) {
+        Stream c = clients.get(i);
+        Stream sv = peer(c, all);
+        assertThat(sv.pid()).isEqualTo((int) s.pid());
+        boolean ok = i < 3;
+        assertThat(c.shape()).isEqualTo(ok ? CLIENT_OK : CLIENT_TRAILERS_ONLY);
+        assertThat(sv.shape()).isEqualTo(ok ? SERVER_OK : SERVER_TRAILERS_ONLY);
+        // request headers, on both ends
+        for (HeaderEvent request : List.of(c.events().get(0), sv.events().get(0))) {
+          assertThat(request.header(":path")).isEqualTo(SAY_HELLO);
+          assertThat(request.header(":authority")).isEqualTo(s.address());
+          assertThat(request.header("content-type")).startsWith("application/grpc");
+          assertThat(request.header("user-agent")).contains("grpc-go/");
+        }
+        // every event of a stream has the same connection and socket 4-tuple
+        for (Stream st : List.of(c, sv)) {
+          assertThat(st.events()).allSatisfy(e -> {
+            assertThat(e.connectionId()).isNotZero().isEqualTo(st.connId());
+            assertThat(e.fd()).isNotNegative();
+            assertThat(e.sockets()).isEqualTo(st.events().get(0).sockets());
+          });
+        }
+        assertThat(c.events().get(0).sockets().remote().getPort()).isEqualTo(s.port());
+        String code = ok ? "0" : i == 3 ? "5" : "13";
+        assertThat(c.last().header("grpc-status")).isEqualTo(code);
+        assertThat(sv.last().header("grpc-status")).isEqualTo(code);
+        if (!ok) {
+          assertThat(c.last().header("grpc-message")).contains("%");
+          assertThat(sv.last().header("grpc-message")).isEqualTo(c.last().header("grpc-message"));
+        } else {
+          assertThat(c.events().get(1).header(":status")).isEqualTo("200");
+          assertThat(sv.events().get(1).header(":status")).isEqualTo("200");
+        }
+      }
+      Map<GrpcProbe, ProbeCounters> counters = session.probes.counters();
+      assertThat(counters.values()).allSatisfy(pc -> {
+        assertThat(pc.ringBufferFull()).isZero();
+        assertThat(pc.readFailed()).isZero();
+        assertThat(pc.unknownItab()).isZero();
+        assertThat(pc.hits()).isEqualTo(pc.eventsSent());
+      });
+      assertThat(session.probes.malformedRecords()).isZero();
+    }
+  }
+
+  static String[] concat(List<String> a, String... b) {
+    List<String> l = new ArrayList<>(a);
+    l.addAll(List.of(b));
+    return l.toArray(new String[0]);
+  }
+
+  @Test
+  void unaryCallsYieldTheDesignSequenceWithHeadersAndMirroredSockets() throws Exception {
+    checkUnary(examples);
+  }
+
+  @Test
+  void tlsConnectionsAreIdentifiedThroughCryptoTlsConn() throws Exception {
+    checkUnary(examples, "tls");
+  }
+
+  @Test
+  void stackAbiBinariesOfGo116AreTracedToo() throws Exception {
+    checkUnary(ExampleApps.build("--go", "1.16.15", "--grpc", "v1.40.0"));
+  }
+
+  @Test
+  void oldAndNewGrpcGoVersionsAreTraced() throws Exception {
+    checkUnary(ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1"));
+  }
+
+  @Test
+  void everyStreamingShapeHasItsStartAndEnd() throws Exception {
+    try (ProbeSession session = new ProbeSession().trace(examples.resolve("greeter-server")).trace(examples.resolve("greeter-client"));
+        ExampleApps.Server s = ExampleApps.startServer(examples)) {
+      for (String rpc : List.of("server-stream", "client-stream", "bidi")) {
+        ExampleApps.runClient(examples, s.address(), "-rpc", rpc, "-n", "2");
+      }
+      ExampleApps.runClient(examples, s.address(), "-rpc", "server-stream", "-fail-code", "NOT_FOUND", "-fail-after", "2");
+      List<Stream> all = streams(session.pollUntil(endsSeen(7, 7), 10_000));
+      List<Stream> clients = all.stream().filter(x -> x.side() == Side.CLIENT).collect(Collectors.toList());
+      assertThat(clients).hasSize(7);
+      assertThat(clients)
+          .extracting(c -> c.events().get(0).header(":path"))
+          .containsExactly(
+              "/greeter.Greeter/SayHelloServerStream", "/greeter.Greeter/SayHelloServerStream",
+              "/greeter.Greeter/SayHelloClientStream", "/greeter.Greeter/SayHelloClientStream",
+              "/greeter.Greeter/SayHelloBidi", "/greeter.Greeter/SayHelloBidi",
+              "/greeter.Greeter/SayHelloServerStream");
+      for (Stream c : clients) {
+        Stream sv = peer(c, all);
+        assertThat(c.shape()).isEqualTo(CLIENT_OK);
+        assertThat(sv.shape()).isEqualTo(SERVER_OK);
+      }
+      // the stream that failed after two messages: headers first, then error trailers
+      assertThat(clients.get(6).last().header("grpc-status")).isEqualTo("5");
+    }
+  }
+
+  @Test
+  void aThousandConcurrentCallsOverFiftyConnectionsAreNeverMisattributed() throws Exception {
+    try (ProbeSession session = new ProbeSession().trace(examples.resolve("greeter-server")).trace(examples.resolve("greeter-client"));
+        ExampleApps.Server s = ExampleApps.startServer(examples)) {
+      JsonNode summary =
+          ExampleApps.runClient(examples, s.address(), "-rpc", "unary", "-n", "1000", "-concurrency", "100", "-conns", "50");
+      assertThat(summary.path("codes").path("OK").asInt()).isEqualTo(1000);
+      List<Stream> all = streams(session.pollUntil(endsSeen(1000, 1000), 30_000));
+      List<Stream> clients = all.stream().filter(x -> x.side() == Side.CLIENT).collect(Collectors.toList());
+      List<Stream> servers = all.stream().filter(x -> x.side() == Side.SERVER).collect(Collectors.toList());
+      assertThat(clients).hasSize(1000);
+      assertThat(servers).hasSize(1000);
+      assertThat(clients.stream().map(Stream::connId).distinct()).hasSize(50);
+      assertThat(servers.stream().map(Stream::connId).distinct()).hasSize(50);
+      for (Stream c : clients) {
+        assertThat(c.shape()).isEqualTo(CLIENT_OK);
+        assertThat(c.events()).allSatisfy(e -> assertThat(e.sockets()).isEqualTo(c.events().get(0).sockets()));
+        Stream sv = peer(c, all);
+        assertThat(sv.shape()).isEqualTo(SERVER_OK);
+        assertThat(sv.events()).allSatisfy(e -> assertThat(e.sockets()).isEqualTo(sv.events().get(0).sockets()));
+      }
+      assertThat(session.probes.counters().values()).allSatisfy(pc -> assertThat(pc.ringBufferFull()).isZero());
+    }
+  }
+
+  @Test
+  void anAuthorizationHeaderNeverLeavesTheKernel() throws Exception {
+    String secret = "s3cr3t-gospan-token";
+    try (ProbeSession session = new ProbeSession().trace(examples.resolve("greeter-server")).trace(examples.resolve("greeter-client"));
+        ExampleApps.Server s = ExampleApps.startServer(examples)) {
+      ExampleApps.runClient(
+          examples, s.address(), "-rpc", "unary", "-n", "3", "-header", "authorization=Bearer " + secret,
+          "-header", "cookie=session=" + secret, "-header", "x-custom=" + secret);
+      List<HeaderEvent> events = session.pollUntil(endsSeen(3, 3), 10_000);
+      assertThat(events).hasSize(18);
+      byte[] needle = secret.getBytes(StandardCharsets.US_ASCII);
+      synchronized (session.raw) {
+        assertThat(session.raw).hasSize(18);
+        for (byte[] record : session.raw) {
+          assertThat(indexOf(record, needle)).as("secret in a raw ring buffer record").isEqualTo(-1);
+          assertThat(indexOf(record, "Bearer".getBytes(StandardCharsets.US_ASCII))).isEqualTo(-1);
+        }
+      }
+      assertThat(events).allSatisfy(e -> assertThat(e.fields()).noneMatch(f -> f.name().equals("authorization")));
+    }
+  }
+
+  static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (hay[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
+  }
+}
