@@ -1,0 +1,29 @@
+package io.gospan.offsets.resolve;
+
+/**
+ * One resolved field.
+ *
+ * @param location for {@link ProbeField.Kind#ARGUMENT}, else null
+ * @param value bytes for MEMBER and SIZE, the address for ITAB; 0 for ARGUMENT
+ * @param source where it came from
+ */
+public record FieldValue(ArgLocation location, long value, Source source) {
+  /** Where a value came from. */
+  public enum Source {
+    /** The embedded offsets catalog, by module versions. */
+    CATALOG,
+    /** The binary's own DWARF. */
+    DWARF,
+    /** Derived from the Go stack ABI (ABI0) layout where DWARF gives a parameter no location. */
+    DWARF_ABI0,
+    /** The ELF symbol table (itabs). */
+    SYMTAB,
+    /** The runtime's itablinks (itabs of stripped binaries). */
+    ITABLINKS
+  }
+
+  @Override
+  public String toString() {
+    return (location != null ? location.toString() : Long.toString(value)) + " (" + source.name().toLowerCase(java.util.Locale.ROOT) + ")";
+  }
+}

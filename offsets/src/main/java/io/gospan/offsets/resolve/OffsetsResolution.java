@@ -1,0 +1,62 @@
+package io.gospan.offsets.resolve;
+
+import io.gospan.offsets.GoFunction;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What one binary offers the probes: each field's value and source, the reason for each field
+ * that could not be resolved, the probed functions' entries, and so which probes can attach.
+ *
+ * @param values resolved fields
+ * @param missing unresolved fields with the reason
+ * @param functions entry of each probed function found in the binary
+ */
+public record OffsetsResolution(
+    Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing, Map<Probe, GoFunction> functions) {
+
+  public OffsetsResolution {
+    values = Collections.unmodifiableMap(new EnumMap<>(values.isEmpty() ? new EnumMap<>(ProbeField.class) : values));
+    missing = Collections.unmodifiableMap(new LinkedHashMap<>(missing));
+    functions = Collections.unmodifiableMap(functions.isEmpty() ? new EnumMap<>(Probe.class) : new EnumMap<>(functions));
+  }
+
+  /** Probes whose function exists and whose required fields all resolved. */
+  public Set<Probe> attachable() {
+    Set<Probe> out = EnumSet.noneOf(Probe.class);
+    for (Probe p : Probe.values()) {
+      if (refusal(p) == null) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
+  /** Why a probe cannot attach, or null when it can. */
+  public String refusal(Probe probe) {
+    if (!functions.containsKey(probe)) {
+      return "function " + probe.function() + " is not in the binary";
+    }
+    for (ProbeField f : ProbeField.values()) {
+      if (!f.optional() && f.neededBy().contains(probe) && !values.containsKey(f)) {
+        return f.cName() + " unresolved: " + missing.getOrDefault(f, "unknown");
+      }
+    }
+    return null;
+  }
+
+  /** Whether events will carry the socket 4-tuple (all socket-identity fields resolved). */
+  public boolean socketIdentity() {
+    return values.containsKey(ProbeField.TCP_CONN_FD)
+        && values.containsKey(ProbeField.NET_FD_SYSFD)
+        && values.containsKey(ProbeField.ITAB_TCP_CONN)
+        && (values.containsKey(ProbeField.LOOPY_WRITER_CONN)
+            || values.containsKey(ProbeField.LOOPY_WRITER_FRAMER)
+                && values.containsKey(ProbeField.FRAMER_WRITER)
+                && values.containsKey(ProbeField.BUF_WRITER_CONN));
+  }
+}

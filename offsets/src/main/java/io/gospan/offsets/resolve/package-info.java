@@ -1,0 +1,7 @@
+/**
+ * What the probes need from a traced binary ({@link io.gospan.offsets.resolve.ProbeField}) and its
+ * resolution per binary ({@link io.gospan.offsets.resolve.OffsetsResolver}): argument locations,
+ * struct member offsets, type sizes and itab addresses, each with its source. A field that
+ * cannot be resolved disables only the probes that need it, with the reason.
+ */
+package io.gospan.offsets.resolve;

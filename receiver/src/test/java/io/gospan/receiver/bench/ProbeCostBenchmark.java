@@ -1,0 +1,169 @@
+package io.gospan.receiver.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gospan.receiver.bpf.BpfObject;
+import io.gospan.receiver.bpf.BpfProgram;
+import io.gospan.receiver.probe.ExeKey;
+import io.gospan.receiver.probe.GrpcProbe;
+import io.gospan.receiver.probe.GrpcProbes;
+import io.gospan.receiver.probe.HeaderNames;
+import io.gospan.receiver.probe.ProbeCounters;
+import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.GoTruth;
+import io.gospan.receiver.testing.TruthOffsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Benchmark (not a test): what gospan's BPF programs cost per probe hit, against an empty
+ * program attached to the same three functions, measured in the same run; and the traced
+ * client's latency per unary call with no probes, empty probes and gospan's probes, alternating
+ * over several rounds. Needs root and kernel.bpf_stats_enabled (set here, restored after).
+ *
+ * <p>Run: {@code scripts/bench-probes.sh [calls-per-round] [rounds]}.
+ */
+public final class ProbeCostBenchmark {
+  private ProbeCostBenchmark() {}
+
+  enum Mode { NONE, EMPTY, GOSPAN }
+
+  public static void main(String[] args) throws Exception {
+    int calls = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    Path dir = ExampleApps.build();
+    Path server = dir.resolve("greeter-server");
+    Path client = dir.resolve("greeter-client");
+    Map<Path, JsonNode> truth = new LinkedHashMap<>();
+    for (Path b : List.of(server, client)) {
+      truth.put(b, TruthOffsets.truth(b));
+    }
+    String statsBefore = Files.readString(Path.of("/proc/sys/kernel/bpf_stats_enabled")).strip();
+    Files.writeString(Path.of("/proc/sys/kernel/bpf_stats_enabled"), "1");
+    Map<Mode, List<Double>> p50 = new LinkedHashMap<>();
+    Map<Mode, List<Double>> nsPerHit = new LinkedHashMap<>();
+    Map<String, List<Double>> perProgram = new LinkedHashMap<>();
+    long hitsPerCall = -1;
+    try (ExampleApps.Server s = ExampleApps.startServer(dir)) {
+      ExampleApps.runClient(dir, s.address(), "-rpc", "unary", "-n", "500"); // warm-up
+      for (int round = 0; round < rounds; round++) {
+        for (Mode mode : Mode.values()) {
+          BpfObject empty = null;
+          GrpcProbes probes = null;
+          AtomicLong events = new AtomicLong();
+          try {
+            if (mode == Mode.EMPTY) {
+              empty = BpfObject.open(Path.of(ExampleApps.repoRoot().toString(), "receiver/target/bpf-test-resources/io/gospan/bpf/test/empty.bpf.o")).load();
+              for (Path b : truth.keySet()) {
+                for (GrpcProbe p : GrpcProbe.values()) {
+                  empty.program("uprobe_empty").attachUprobe(b, GoTruth.fileOffset(truth.get(b), p.function()), BpfProgram.ALL_PIDS, 0);
+                }
+              }
+            } else if (mode == Mode.GOSPAN) {
+              probes = GrpcProbes.open(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet());
+              for (Path b : truth.keySet()) {
+                probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b));
+                for (GrpcProbe p : GrpcProbe.values()) {
+                  probes.attach(p, b, GoTruth.fileOffset(truth.get(b), p.function()));
+                }
+              }
+            }
+            GrpcProbes polled = probes;
+            Thread poller = new Thread(() -> {
+              while (!Thread.currentThread().isInterrupted()) {
+                polled.poll(50);
+              }
+            });
+            if (probes != null) {
+              poller.start();
+            }
+            Map<String, long[]> before = progStats();
+            JsonNode r = ExampleApps.runClient(dir, s.address(), "-rpc", "unary", "-n", Integer.toString(calls));
+            Map<String, long[]> after = progStats();
+            poller.interrupt();
+            poller.join();
+            p50.computeIfAbsent(mode, k -> new ArrayList<>()).add(r.path("p50_us").asDouble());
+            long cnt = 0;
+            long ns = 0;
+            for (String prog : after.keySet()) {
+              boolean ours = mode == Mode.GOSPAN && prog.startsWith("uprobe_") && !prog.equals("uprobe_empty");
+              boolean emptyProg = mode == Mode.EMPTY && prog.equals("uprobe_empty");
+              if (!ours && !emptyProg) {
+                continue;
+              }
+              long[] b = before.getOrDefault(prog, new long[2]);
+              long dc = after.get(prog)[0] - b[0];
+              long dn = after.get(prog)[1] - b[1];
+              cnt += dc;
+              ns += dn;
+              if (ours && dc > 0) {
+                perProgram.computeIfAbsent(prog, k -> new ArrayList<>()).add((double) dn / dc);
+              }
+            }
+            if (mode != Mode.NONE) {
+              nsPerHit.computeIfAbsent(mode, k -> new ArrayList<>()).add(cnt == 0 ? Double.NaN : (double) ns / cnt);
+              if (mode == Mode.GOSPAN) {
+                Map<GrpcProbe, ProbeCounters> c = probes.counters();
+                long hits = c.values().stream().mapToLong(ProbeCounters::hits).sum();
+                hitsPerCall = Math.round((double) hits / calls);
+              }
+            }
+          } finally {
+            if (probes != null) {
+              probes.close();
+            }
+            if (empty != null) {
+              empty.close();
+            }
+          }
+        }
+      }
+    } finally {
+      Files.writeString(Path.of("/proc/sys/kernel/bpf_stats_enabled"), statsBefore);
+    }
+    System.out.printf("probe cost benchmark: %d sequential unary calls per round, %d rounds, %d cores%n",
+        calls, rounds, Runtime.getRuntime().availableProcessors());
+    System.out.printf("probe hits per unary call (client + server): %d%n", hitsPerCall);
+    double empty = median(nsPerHit.get(Mode.EMPTY));
+    double ours = median(nsPerHit.get(Mode.GOSPAN));
+    System.out.printf("BPF run time per hit (median of rounds): empty program %.0f ns, gospan %.0f ns (%.1fx)%n",
+        empty, ours, ours / empty);
+    perProgram.forEach((prog, v) -> System.out.printf("  %-40s %.0f ns/hit%n", prog, median(v)));
+    double none = median(p50.get(Mode.NONE));
+    System.out.printf("client p50 latency per call: no probes %.0f us, empty probes %.0f us (%.2fx), gospan %.0f us (%.2fx)%n",
+        none, median(p50.get(Mode.EMPTY)), median(p50.get(Mode.EMPTY)) / none,
+        median(p50.get(Mode.GOSPAN)), median(p50.get(Mode.GOSPAN)) / none);
+    System.out.printf("added latency per call over empty probes: %.1f us (BPF time: %d hits x %.0f ns = %.1f us)%n",
+        median(p50.get(Mode.GOSPAN)) - median(p50.get(Mode.EMPTY)), hitsPerCall, ours - empty,
+        hitsPerCall * (ours - empty) / 1000);
+  }
+
+  /** run_cnt and run_time_ns of every loaded program, by full name. */
+  static Map<String, long[]> progStats() {
+    Map<String, long[]> out = new LinkedHashMap<>();
+    try {
+      Process p = new ProcessBuilder("bpftool", "-j", "prog", "show").start();
+      JsonNode list = new ObjectMapper().readTree(p.getInputStream());
+      p.waitFor();
+      for (JsonNode n : list) {
+        long[] v = out.computeIfAbsent(n.path("name").asText(), k -> new long[2]);
+        v[0] += n.path("run_cnt").asLong();
+        v[1] += n.path("run_time_ns").asLong();
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException("bpftool prog show failed", e);
+    }
+    return out;
+  }
+
+  static double median(List<Double> v) {
+    List<Double> s = new ArrayList<>(v);
+    s.sort(Double::compare);
+    return s.get(s.size() / 2);
+  }
+}

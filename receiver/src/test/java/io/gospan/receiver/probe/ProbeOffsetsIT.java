@@ -1,0 +1,63 @@
+package io.gospan.receiver.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.resolve.OffsetsResolution;
+import io.gospan.offsets.resolve.OffsetsResolver;
+import io.gospan.offsets.resolve.Probe;
+import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.TruthOffsets;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The offsets gospan resolves with its own Java DWARF reader equal, byte for byte in
+ * {@code struct go_offsets}, what Go's debug/dwarf and debug/elf give (gotruth), for the
+ * register ABI (Go 1.26, 1.22) and the stack ABI (Go 1.16), old and new grpc-go.
+ */
+class ProbeOffsetsIT {
+
+  static void sameAsGo(Path dir) throws Exception {
+    for (String program : new String[] {"greeter-server", "greeter-client"}) {
+      Path binary = dir.resolve(program);
+      OffsetsResolution r;
+      try (GoBinary b = GoBinary.open(binary)) {
+        r = OffsetsResolver.resolve(b);
+      }
+      assertThat(r.attachable()).as("%s: %s", binary, r.missing()).containsExactlyInAnyOrder(Probe.values());
+      assertThat(r.socketIdentity()).as("socket identity of %s", binary).isTrue();
+      HexFormat hex = HexFormat.of();
+      assertThat(hex.formatHex(ProbeOffsets.toGoOffsets(r).toBytes()))
+          .as("struct go_offsets of %s: Java resolver vs Go's debug/dwarf", binary)
+          .isEqualTo(hex.formatHex(TruthOffsets.forBinary(binary).toBytes()));
+    }
+  }
+
+  @Test
+  void currentGoAndGrpc() throws Exception {
+    sameAsGo(ExampleApps.build());
+  }
+
+  @Test
+  void go122WithGrpc160() throws Exception {
+    sameAsGo(ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1"));
+  }
+
+  @Test
+  void go116StackAbiWithGrpc140() throws Exception {
+    sameAsGo(ExampleApps.build("--go", "1.16.15", "--grpc", "v1.40.0"));
+  }
+
+  @Test
+  void strippedBinariesResolveNoDwarfFieldsAndSayWhy() throws Exception {
+    Path binary = ExampleApps.build("--stripped").resolve("greeter-server");
+    try (GoBinary b = GoBinary.open(binary)) {
+      OffsetsResolution r = OffsetsResolver.resolve(b);
+      assertThat(r.functions()).as("functions come from pclntab").containsOnlyKeys(Probe.values());
+      assertThat(r.attachable()).isEmpty();
+      assertThat(r.refusal(Probe.LOOPY_WRITER_WRITE_HEADER)).contains("no DWARF");
+    }
+  }
+}
