@@ -1,0 +1,65 @@
+package io.gospan.receiver.discovery;
+
+import io.gospan.receiver.probe.ExeKey;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.Set;
+
+/** Reads processes from a procfs mount ({@code /proc} unless a test says otherwise). */
+public final class ProcFs {
+  private final Path root;
+
+  public ProcFs(Path root) {
+    this.root = root;
+  }
+
+  public static ProcFs system() {
+    return new ProcFs(Path.of("/proc"));
+  }
+
+  public Path root() {
+    return root;
+  }
+
+  /** The pids now listed. */
+  public Set<Integer> pids() {
+    Set<Integer> pids = new HashSet<>();
+    try (DirectoryStream<Path> dir = Files.newDirectoryStream(root)) {
+      for (Path p : dir) {
+        String name = p.getFileName().toString();
+        if (!name.isEmpty() && name.chars().allMatch(Character::isDigit)) {
+          try {
+            pids.add(Integer.parseInt(name));
+          } catch (NumberFormatException ignored) {
+            // not a pid
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot list " + root + ": " + e.getMessage(), e);
+    }
+    return pids;
+  }
+
+  /**
+   * One process, or empty when it has no executable (kernel threads), exited meanwhile, or
+   * cannot be read (permissions).
+   */
+  public Optional<ProcessEntry> entry(int pid) {
+    Path dir = root.resolve(Integer.toString(pid));
+    Path exe = dir.resolve("exe");
+    try {
+      String target = Files.readSymbolicLink(exe).toString();
+      ExeKey key = ExeKey.of(exe);
+      String comm = Files.readString(dir.resolve("comm"), StandardCharsets.UTF_8).strip();
+      return Optional.of(new ProcessEntry(pid, exe, target, key, comm));
+    } catch (IOException | UnsupportedOperationException e) {
+      return Optional.empty();
+    }
+  }
+}

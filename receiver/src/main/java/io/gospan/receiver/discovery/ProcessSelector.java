@@ -1,0 +1,55 @@
+package io.gospan.receiver.discovery;
+
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
+import java.nio.file.PathMatcher;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * Which processes gospan may trace, before inspection: include rules (any matches; none given =
+ * everything) minus exclude rules (any matches). Go and grpc-go are checked afterwards by
+ * inspecting the binary. Rules follow Beyla's {@code discovery.instrument} style.
+ */
+public final class ProcessSelector {
+
+  /**
+   * One rule: every non-null criterion must hold.
+   *
+   * @param exePathGlob glob on the executable's path, e.g. {@code /usr/local/bin/*}
+   * @param nameRegex regex on the process name ({@code comm})
+   */
+  public record Rule(String exePathGlob, String nameRegex) {
+    boolean matches(ProcessEntry p) {
+      if (exePathGlob != null) {
+        PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + exePathGlob);
+        if (!m.matches(Path.of(stripDeleted(p.exePath())))) {
+          return false;
+        }
+      }
+      return nameRegex == null || Pattern.compile(nameRegex).matcher(p.comm()).find();
+    }
+  }
+
+  private final List<Rule> include;
+  private final List<Rule> exclude;
+
+  public ProcessSelector(List<Rule> include, List<Rule> exclude) {
+    this.include = List.copyOf(include);
+    this.exclude = List.copyOf(exclude);
+  }
+
+  /** Everything (the default: every Go process that links grpc-go). */
+  public static ProcessSelector all() {
+    return new ProcessSelector(List.of(), List.of());
+  }
+
+  public boolean matches(ProcessEntry p) {
+    boolean in = include.isEmpty() || include.stream().anyMatch(r -> r.matches(p));
+    return in && exclude.stream().noneMatch(r -> r.matches(p));
+  }
+
+  static String stripDeleted(String path) {
+    return path.endsWith(" (deleted)") ? path.substring(0, path.length() - " (deleted)".length()) : path;
+  }
+}

@@ -1,0 +1,133 @@
+package io.gospan.receiver.discovery;
+
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.probe.GrpcProbes;
+import io.gospan.receiver.probe.HeaderNames;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running tracer: the probes loaded, one thread polling the ring buffer into an event
+ * consumer, one thread scanning {@code /proc} at an interval. {@link #close()} stops both,
+ * detaches every probe and frees every map.
+ */
+public final class Sidecar implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Sidecar.class);
+
+  /**
+   * @param headerNames header names captured
+   * @param ringBufferBytes events ring buffer size (power of 2, multiple of the page size)
+   * @param scanInterval how often {@code /proc} is scanned for new and exited processes
+   * @param selector which processes may be traced
+   * @param procFs the procfs to scan
+   * @param maxSkippedBinaries how many unsuitable binaries are remembered (not re-inspected)
+   */
+  public record Options(
+      HeaderNames headerNames,
+      int ringBufferBytes,
+      Duration scanInterval,
+      ProcessSelector selector,
+      ProcFs procFs,
+      int maxSkippedBinaries) {
+
+    public static Options defaults() {
+      return new Options(HeaderNames.defaults(), 1 << 24, Duration.ofMillis(500), ProcessSelector.all(), ProcFs.system(), 4096);
+    }
+  }
+
+  private final GrpcProbes probes;
+  private final Tracer tracer;
+  private final Thread poller;
+  private final Thread scanner;
+  private final CountDownLatch firstScan = new CountDownLatch(1);
+  private volatile boolean running = true;
+
+  private Sidecar(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
+    this.probes = GrpcProbes.open(options.headerNames(), options.ringBufferBytes(), events);
+    this.tracer = new Tracer(options.procFs(), options.selector(), probes, listener, options.maxSkippedBinaries());
+    this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
+    this.scanner = new Thread(() -> scanLoop(options.scanInterval()), "gospan-discovery");
+    poller.setDaemon(true);
+    scanner.setDaemon(true);
+  }
+
+  /**
+   * Loads the probes and starts polling and scanning.
+   *
+   * @throws io.gospan.receiver.bpf.BpfException when the probes cannot be loaded
+   */
+  public static Sidecar start(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
+    Sidecar s = new Sidecar(options, events, listener);
+    s.poller.start();
+    s.scanner.start();
+    return s;
+  }
+
+  /** Waits until the first scan (processes already running are then attached). */
+  public boolean awaitFirstScan(Duration timeout) throws InterruptedException {
+    return firstScan.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  public Tracer tracer() {
+    return tracer;
+  }
+
+  public GrpcProbes probes() {
+    return probes;
+  }
+
+  private void pollLoop() {
+    while (running) {
+      try {
+        probes.poll(100);
+      } catch (RuntimeException e) {
+        LOG.error("polling the ring buffer failed; retrying", e);
+        sleep(Duration.ofMillis(100));
+      }
+    }
+  }
+
+  private void scanLoop(Duration interval) {
+    while (running) {
+      try {
+        tracer.scan();
+      } catch (RuntimeException e) {
+        LOG.error("scanning processes failed; retrying", e);
+      }
+      firstScan.countDown();
+      sleep(interval);
+    }
+  }
+
+  private static void sleep(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Stops scanning and polling (draining what the ring buffer holds), detaches, frees. */
+  @Override
+  public void close() {
+    running = false;
+    try {
+      scanner.join(5000);
+      poller.join(5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    try {
+      probes.poll(0); // what was already written still reaches the consumer
+    } catch (RuntimeException e) {
+      LOG.debug("final ring buffer drain failed", e);
+    }
+    tracer.close();
+    probes.close();
+  }
+}

@@ -1,0 +1,287 @@
+package io.gospan.receiver.discovery;
+
+import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.GoBinaryException;
+import io.gospan.offsets.NotGoBinaryException;
+import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.Module;
+import io.gospan.offsets.resolve.OffsetsResolution;
+import io.gospan.offsets.resolve.OffsetsResolver;
+import io.gospan.offsets.resolve.Probe;
+import io.gospan.receiver.bpf.BpfException;
+import io.gospan.receiver.bpf.BpfLink;
+import io.gospan.receiver.probe.ExeKey;
+import io.gospan.receiver.probe.GrpcProbes;
+import io.gospan.receiver.probe.ProbeOffsets;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows the processes gospan traces. Each {@link #scan()} lists {@code /proc}: a new process
+ * that passes the {@link ProcessSelector} is matched to its binary by device + inode; a binary
+ * is inspected once, its offsets put in the BPF map and its probes attached once (every process
+ * of the binary is then traced, from its first call, even before a scan sees it); when the last
+ * process of a binary exits, its links and offsets are removed.
+ *
+ * <p>Binaries that are not Go, lack grpc-go, or offer no probe are remembered (bounded) so they
+ * are not inspected again. Not thread-safe: one thread scans; the accessors are synchronized.
+ */
+public final class Tracer implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Tracer.class);
+
+  /** Called on the scanning thread. */
+  public interface Listener {
+    /** A process is traced (its binary's probes are attached). */
+    default void attached(ProcessEntry process, TracedBinary binary) {}
+
+    /** A traced process exited. */
+    default void exited(int pid, TracedBinary binary) {}
+  }
+
+  private final ProcFs procFs;
+  private final ProcessSelector selector;
+  private final GrpcProbes probes;
+  private final Listener listener;
+  private final int maxSkipped;
+  private final int self = (int) ProcessHandle.current().pid();
+
+  /** pid → binary, for traced processes. */
+  private final Map<Integer, TracedBinary> traced = new HashMap<>();
+  /** Pids seen and not traced (not selected, not Go, ...), so they are not re-read. */
+  private final Set<Integer> ignored = new HashSet<>();
+  private final Map<ExeKey, TracedBinary> binaries = new HashMap<>();
+  /** Binaries found unsuitable, with the reason: LRU-bounded. */
+  private final Map<ExeKey, String> skipped;
+
+  private final LongAdder inspections = new LongAdder();
+  private final LongAdder attachFailures = new LongAdder();
+
+  public Tracer(ProcFs procFs, ProcessSelector selector, GrpcProbes probes, Listener listener, int maxSkipped) {
+    this.procFs = procFs;
+    this.selector = selector;
+    this.probes = probes;
+    this.listener = listener;
+    this.maxSkipped = maxSkipped;
+    this.skipped =
+        new LinkedHashMap<>(16, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<ExeKey, String> e) {
+            return size() > Tracer.this.maxSkipped;
+          }
+        };
+  }
+
+  /** One pass over {@code /proc}: attach new processes, forget exited ones. */
+  public void scan() {
+    Set<Integer> now = procFs.pids();
+    List<Integer> gone = new ArrayList<>();
+    synchronized (this) {
+      for (Integer pid : traced.keySet()) {
+        if (!now.contains(pid)) {
+          gone.add(pid);
+        }
+      }
+      ignored.retainAll(now);
+    }
+    for (int pid : gone) {
+      exited(pid);
+    }
+    for (int pid : now) {
+      boolean known;
+      synchronized (this) {
+        known = pid == self || traced.containsKey(pid) || ignored.contains(pid);
+      }
+      if (!known) {
+        consider(pid);
+      }
+    }
+  }
+
+  private void consider(int pid) {
+    Optional<ProcessEntry> e = procFs.entry(pid);
+    if (e.isEmpty() || !selector.matches(e.get())) {
+      synchronized (this) {
+        ignored.add(pid);
+      }
+      return;
+    }
+    ProcessEntry p = e.get();
+    TracedBinary binary;
+    synchronized (this) {
+      binary = binaries.get(p.key());
+      if (binary == null && skipped.containsKey(p.key())) {
+        ignored.add(pid);
+        return;
+      }
+    }
+    if (binary == null) {
+      binary = inspectAndAttach(p);
+      if (binary == null) {
+        synchronized (this) {
+          ignored.add(pid);
+        }
+        return;
+      }
+    }
+    synchronized (this) {
+      binary.pids.add(pid);
+      traced.put(pid, binary);
+    }
+    LOG.info(
+        "tracing pid {} ({}): {}, grpc-go {}, offsets from {}, probes attached {}{}",
+        pid, p.exePath(), binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
+        binary.refused().isEmpty() ? "" : ", refused " + binary.refused());
+    listener.attached(p, binary);
+  }
+
+  /** Inspects a binary once and attaches its probes; null when it is not traceable (remembered). */
+  private TracedBinary inspectAndAttach(ProcessEntry p) {
+    inspections.increment();
+    OffsetsResolution resolution;
+    String goVersion;
+    String grpcVersion = "unknown";
+    String xnetVersion = "unknown";
+    try (GoBinary b = GoBinary.open(p.exe())) {
+      BuildInfo info = b.buildInfo();
+      goVersion = info.goVersion();
+      if (info.hasModuleInfo()) {
+        Optional<Module> grpc = info.dependency("google.golang.org/grpc");
+        if (grpc.isEmpty() && !info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false)) {
+          return skip(p, "does not link grpc-go");
+        }
+        grpcVersion = grpc.map(Module::effectiveVersion).orElse("(main module)");
+        xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion).orElse("unknown");
+      }
+      resolution = OffsetsResolver.resolve(b);
+    } catch (NotGoBinaryException e) {
+      return skip(p, "not a Go binary");
+    } catch (GoBinaryException e) {
+      return skip(p, "cannot be inspected: " + e.getMessage());
+    } catch (IOException e) {
+      if (!Files.exists(p.exe())) {
+        LOG.debug("pid {} exited during inspection", p.pid());
+        return null; // not remembered: nothing is wrong with the binary
+      }
+      return skip(p, "cannot be read: " + e.getMessage());
+    }
+    if (resolution.functions().isEmpty()) {
+      return skip(p, "has none of grpc-go's transport functions");
+    }
+    TracedBinary binary = new TracedBinary(p.key(), p.exePath(), goVersion, grpcVersion, xnetVersion, resolution);
+    probes.putBinary(p.key(), ProbeOffsets.toGoOffsets(resolution));
+    for (Probe probe : Probe.values()) {
+      String refusal = resolution.refusal(probe);
+      if (refusal != null) {
+        binary.refused.put(probe, refusal);
+        continue;
+      }
+      try {
+        BpfLink link =
+            probes.attach(ProbeOffsets.probe(probe), p.exe(), resolution.functions().get(probe).fileOffset());
+        binary.links.put(probe, link);
+      } catch (BpfException e) {
+        attachFailures.increment();
+        binary.refused.put(probe, "attach failed: " + e.getMessage());
+        if (Files.exists(p.exe())) {
+          LOG.warn("attaching {} to {} failed: {}", probe, p.exePath(), e.getMessage());
+        } else {
+          LOG.debug("pid {} exited while attaching {}", p.pid(), probe);
+        }
+      }
+    }
+    if (binary.links.isEmpty()) {
+      probes.removeBinary(p.key());
+      if (!Files.exists(p.exe())) {
+        return null;
+      }
+      return skip(p, "no probe could be attached: " + binary.refused);
+    }
+    synchronized (this) {
+      binaries.put(p.key(), binary);
+    }
+    return binary;
+  }
+
+  private TracedBinary skip(ProcessEntry p, String reason) {
+    LOG.debug("not tracing {} (pid {}): {}", p.exePath(), p.pid(), reason);
+    synchronized (this) {
+      skipped.put(p.key(), reason);
+    }
+    return null;
+  }
+
+  private void exited(int pid) {
+    TracedBinary binary;
+    boolean last;
+    synchronized (this) {
+      binary = traced.remove(pid);
+      if (binary == null) {
+        return;
+      }
+      binary.pids.remove(pid);
+      last = binary.pids.isEmpty();
+    }
+    LOG.info("pid {} ({}) exited", pid, binary.path());
+    listener.exited(pid, binary);
+    if (last) {
+      // detached before it leaves the view: what binaries() lists is what is attached
+      detach(binary);
+      synchronized (this) {
+        binaries.remove(binary.key());
+      }
+    }
+  }
+
+  private void detach(TracedBinary binary) {
+    synchronized (binary) {
+      binary.links.values().forEach(BpfLink::close);
+      binary.links.clear();
+    }
+    probes.removeBinary(binary.key());
+    LOG.info("last process of {} exited: probes detached", binary.path());
+  }
+
+  /** Traced processes now: pid → binary. */
+  public synchronized Map<Integer, TracedBinary> traced() {
+    return Map.copyOf(traced);
+  }
+
+  /** Binaries traced now. */
+  public synchronized List<TracedBinary> binaries() {
+    return List.copyOf(binaries.values());
+  }
+
+  /** Binaries inspected so far (each once while it stays known). */
+  public long inspections() {
+    return inspections.sum();
+  }
+
+  /** Probe attachments the kernel refused. */
+  public long attachFailures() {
+    return attachFailures.sum();
+  }
+
+  /** Detaches everything. */
+  @Override
+  public void close() {
+    List<TracedBinary> all;
+    synchronized (this) {
+      all = List.copyOf(binaries.values());
+      binaries.clear();
+      traced.clear();
+    }
+    all.forEach(this::detach);
+  }
+}

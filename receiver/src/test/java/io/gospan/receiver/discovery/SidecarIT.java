@@ -1,0 +1,207 @@
+package io.gospan.receiver.discovery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.testing.ExampleApps;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Discovery and the attach lifecycle with real processes and real BPF: gospan starts first,
+ * finds servers of two binaries as they start, traces every call, follows exits and restarts,
+ * detaches a binary with its last process, does not grow over 100 short-lived processes, and
+ * traces a new process of a known binary from its very first call.
+ */
+class SidecarIT {
+
+  static Path current;
+  static Path older;
+
+  @BeforeAll
+  static void build() {
+    current = ExampleApps.build();
+    older = ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1");
+  }
+
+  static Sidecar.Options fastScan() {
+    Sidecar.Options d = Sidecar.Options.defaults();
+    return new Sidecar.Options(d.headerNames(), 1 << 22, Duration.ofMillis(100), d.selector(), d.procFs(), d.maxSkippedBinaries());
+  }
+
+  static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  static long serverEnds(List<HeaderEvent> events, long pid) {
+    synchronized (events) {
+      return events.stream()
+          .filter(e -> e.pid() == pid && e.side() == Side.SERVER && e.probe() == ProbeKind.LOOPY_WRITER_WRITE_HEADER && e.endStream())
+          .count();
+    }
+  }
+
+  @Test
+  void followsServersOfTwoBinariesAsTheyStartExitAndRestart() throws Exception {
+    List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+    try (Sidecar sidecar = Sidecar.start(fastScan(), events::add, new Tracer.Listener() {})) {
+      assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+      Tracer tracer = sidecar.tracer();
+      List<ExampleApps.Server> servers = new ArrayList<>();
+      try {
+        servers.add(ExampleApps.startServer(current));
+        servers.add(ExampleApps.startServer(current));
+        servers.add(ExampleApps.startServer(older));
+        Set<Integer> serverPids = servers.stream().map(s -> (int) s.pid()).collect(Collectors.toSet());
+        await(() -> tracer.traced().keySet().containsAll(serverPids), "the three servers traced");
+        assertThat(tracer.binaries()).extracting(TracedBinary::grpcVersion).contains("v1.85.0", "v1.60.1");
+
+        for (ExampleApps.Server s : servers) {
+          ExampleApps.runClient(current, s.address(), "-rpc", "unary", "-n", "3");
+        }
+        for (ExampleApps.Server s : servers) {
+          await(() -> serverEnds(events, s.pid()) == 3, "3 traced calls on pid " + s.pid());
+        }
+        // the clients came and went: what is traced now is exactly the living servers
+        await(() -> tracer.traced().keySet().equals(serverPids), "only the servers traced");
+
+        // kill the older binary's only server: its links go, the other binary keeps its own
+        long linksBefore = ourLinks();
+        servers.remove(2).close();
+        await(() -> tracer.binaries().size() == 1, "older binary detached");
+        assertThat(ourLinks()).isEqualTo(linksBefore - 3);
+
+        // restart it: traced again, calls traced again
+        ExampleApps.Server restarted = ExampleApps.startServer(older);
+        servers.add(restarted);
+        await(() -> tracer.traced().containsKey((int) restarted.pid()), "restarted server traced");
+        ExampleApps.runClient(older, restarted.address(), "-rpc", "unary", "-n", "2");
+        await(() -> serverEnds(events, restarted.pid()) == 2, "calls to the restarted server");
+      } finally {
+        servers.forEach(ExampleApps.Server::close);
+      }
+      await(() -> tracer.traced().isEmpty() && tracer.binaries().isEmpty(), "nothing traced once all exited");
+      assertThat(ourLinks()).isZero();
+    }
+  }
+
+  @Test
+  void aNewProcessOfAKnownBinaryIsTracedFromItsFirstCall() throws Exception {
+    List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+    // a slow scan: the short-lived client must be traced without being discovered
+    Sidecar.Options d = fastScan();
+    Sidecar.Options slow = new Sidecar.Options(d.headerNames(), d.ringBufferBytes(), Duration.ofSeconds(30), d.selector(), d.procFs(), 100);
+    try (ExampleApps.Server s = ExampleApps.startServer(current);
+        Sidecar sidecar = Sidecar.start(slow, events::add, new Tracer.Listener() {})) {
+      assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+      assertThat(sidecar.tracer().traced()).containsKey((int) s.pid());
+      // make the client binary known through a running instance first, then start a new
+      // process of it that calls once and exits before any scan could see it
+      Process idle = new ProcessBuilder(current.resolve("greeter-client").toString(), "-addr", s.address(), "-n", "0", "-rate", "1", "-quiet")
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      try {
+        // force a scan now so the running client's binary becomes known
+        sidecar.tracer().scan();
+        assertThat(sidecar.tracer().traced()).containsKey((int) idle.pid());
+        long t0 = System.nanoTime();
+        Process once = new ProcessBuilder(current.resolve("greeter-client").toString(), "-addr", s.address(), "-n", "1", "-quiet")
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(once.waitFor()).isZero();
+        long lifeMs = (System.nanoTime() - t0) / 1_000_000;
+        int pid = (int) once.pid();
+        await(() -> {
+          synchronized (events) {
+            return events.stream().anyMatch(e -> e.pid() == pid && e.probe() == ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS && e.endStream());
+          }
+        }, "the one call of the short-lived client (lived " + lifeMs + " ms)");
+        assertThat(sidecar.tracer().traced()).doesNotContainKey(pid); // never discovered: keyed by binary
+      } finally {
+        idle.destroy();
+        idle.waitFor();
+      }
+    }
+  }
+
+  @Test
+  void aHundredShortLivedProcessesLeaveNoGrowth() throws Exception {
+    List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+    try (ExampleApps.Server s = ExampleApps.startServer(current);
+        Sidecar sidecar = Sidecar.start(fastScan(), events::add, new Tracer.Listener() {})) {
+      assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+      Path older = SidecarIT.older;
+      // warm-up: one of each, so lazily created JVM state exists before measuring
+      ExampleApps.runClient(older, s.address(), "-n", "1");
+      Thread.sleep(300);
+      long links = ourLinks();
+      long fds = fds();
+      System.gc();
+      long heap = Runtime.getRuntime().totalMemory() - Runtime.getRuntime().freeMemory();
+      for (int i = 0; i < 100; i++) {
+        ExampleApps.runClient(older, s.address(), "-n", "1");
+        if (i % 10 == 0) {
+          Thread.sleep(150); // let some be discovered while alive, some not
+        }
+      }
+      await(() -> sidecar.tracer().traced().keySet().equals(Set.of((int) s.pid())), "only the server traced");
+      await(() -> serverEnds(events, s.pid()) == 101, "101 calls traced");
+      Thread.sleep(300);
+      assertThat(ourLinks()).as("links").isEqualTo(links);
+      assertThat(sidecar.tracer().binaries()).hasSize(1); // only the server's binary remains
+      assertThat(fds()).as("fds").isLessThanOrEqualTo(fds);
+      System.gc();
+      long heapAfter = Runtime.getRuntime().totalMemory() - Runtime.getRuntime().freeMemory();
+      assertThat(heapAfter).as("heap after (before: %d)", heap).isLessThan(heap + 16L * 1024 * 1024);
+    }
+  }
+
+  static long ourLinks() {
+    Set<Integer> ours = new HashSet<>();
+    try {
+      Process p = new ProcessBuilder("bpftool", "-j", "prog", "show").start();
+      for (JsonNode n : new ObjectMapper().readTree(p.getInputStream())) {
+        if (n.path("name").asText().startsWith("uprobe_") && !n.path("name").asText().equals("uprobe_empty")) {
+          ours.add(n.path("id").asInt());
+        }
+      }
+      p.waitFor();
+      Process l = new ProcessBuilder("bpftool", "-j", "link", "show").start();
+      long n = 0;
+      for (JsonNode link : new ObjectMapper().readTree(l.getInputStream())) {
+        if (ours.contains(link.path("prog_id").asInt())) {
+          n++;
+        }
+      }
+      l.waitFor();
+      return n;
+    } catch (Exception e) {
+      throw new AssertionError("bpftool failed", e);
+    }
+  }
+
+  static long fds() throws Exception {
+    try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+      return s.count();
+    }
+  }
+}
