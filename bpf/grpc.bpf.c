@@ -161,12 +161,22 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct go_o
 	if (!sk)
 		return;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	/* Read into typed locals: BPF_CORE_READ_INTO copies sizeof(*dst), one byte for a
+	 * __u8 array. */
 	if (family == AF_INET) {
-		BPF_CORE_READ_INTO(e->local_addr, sk, __sk_common.skc_rcv_saddr);
-		BPF_CORE_READ_INTO(e->remote_addr, sk, __sk_common.skc_daddr);
+		__u32 local = 0, remote = 0;
+
+		BPF_CORE_READ_INTO(&local, sk, __sk_common.skc_rcv_saddr);
+		BPF_CORE_READ_INTO(&remote, sk, __sk_common.skc_daddr);
+		__builtin_memcpy(e->local_addr, &local, sizeof(local));
+		__builtin_memcpy(e->remote_addr, &remote, sizeof(remote));
 	} else if (family == AF_INET6) {
-		BPF_CORE_READ_INTO(e->local_addr, sk, __sk_common.skc_v6_rcv_saddr);
-		BPF_CORE_READ_INTO(e->remote_addr, sk, __sk_common.skc_v6_daddr);
+		struct in6_addr local = {}, remote = {};
+
+		BPF_CORE_READ_INTO(&local, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&remote, sk, __sk_common.skc_v6_daddr);
+		__builtin_memcpy(e->local_addr, &local, sizeof(local));
+		__builtin_memcpy(e->remote_addr, &remote, sizeof(remote));
 	} else {
 		return;
 	}

@@ -62,4 +62,49 @@ public final class ProcFs {
       return Optional.empty();
     }
   }
+
+  /** TCP ports the process listens on (IPv4 and IPv6), from its fds and its net namespace's tables. */
+  public Set<Integer> listeningPorts(int pid) {
+    Path dir = root.resolve(Integer.toString(pid));
+    Set<String> inodes = new HashSet<>();
+    try (DirectoryStream<Path> fds = Files.newDirectoryStream(dir.resolve("fd"))) {
+      for (Path fd : fds) {
+        try {
+          String link = Files.readSymbolicLink(fd).toString();
+          if (link.startsWith("socket:[")) {
+            inodes.add(link.substring(8, link.length() - 1));
+          }
+        } catch (IOException ignored) {
+          // closed meanwhile
+        }
+      }
+    } catch (IOException e) {
+      return Set.of();
+    }
+    Set<Integer> ports = new HashSet<>();
+    for (String table : new String[] {"tcp", "tcp6"}) {
+      try {
+        for (String line : Files.readAllLines(dir.resolve("net").resolve(table))) {
+          // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+          String[] f = line.trim().split("\\s+");
+          if (f.length > 9 && "0A".equals(f[3]) && inodes.contains(f[9])) { // 0A = TCP_LISTEN
+            String local = f[1];
+            ports.add(Integer.parseInt(local.substring(local.indexOf(':') + 1), 16));
+          }
+        }
+      } catch (IOException | RuntimeException ignored) {
+        // table absent (no IPv6) or process gone
+      }
+    }
+    return ports;
+  }
+
+  /** The process's cgroup file ({@code /proc/<pid>/cgroup}), empty when unreadable. */
+  public String cgroup(int pid) {
+    try {
+      return Files.readString(root.resolve(Integer.toString(pid)).resolve("cgroup"), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
+  }
 }

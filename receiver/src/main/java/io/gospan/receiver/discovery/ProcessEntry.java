@@ -13,4 +13,10 @@ import java.nio.file.Path;
  * @param key device + inode of the executable
  * @param comm the process name ({@code /proc/<pid>/comm})
  */
-public record ProcessEntry(int pid, Path exe, String exePath, ExeKey key, String comm) {}
+public record ProcessEntry(int pid, Path exe, String exePath, ExeKey key, String comm) {
+
+  /** The executable's path without the kernel's " (deleted)" suffix. */
+  public Path executable() {
+    return Path.of(ProcessSelector.stripDeleted(exePath));
+  }
+}

@@ -17,17 +17,32 @@ public final class ProcessSelector {
    * One rule: every non-null criterion must hold.
    *
    * @param exePathGlob glob on the executable's path, e.g. {@code /usr/local/bin/*}
-   * @param nameRegex regex on the process name ({@code comm})
+   * @param nameRegex regex that must match the executable's whole file name
+   * @param openPort the process has a TCP socket listening on this port
+   * @param containerId the process's cgroup path contains this container id (or prefix of it)
    */
-  public record Rule(String exePathGlob, String nameRegex) {
-    boolean matches(ProcessEntry p) {
+  public record Rule(String exePathGlob, String nameRegex, Integer openPort, String containerId) {
+    public Rule {
+      if (nameRegex != null) {
+        Pattern.compile(nameRegex); // fail at config time, not at scan time
+      }
+    }
+
+    boolean matches(ProcessEntry p, ProcFs procFs) {
       if (exePathGlob != null) {
         PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + exePathGlob);
         if (!m.matches(Path.of(stripDeleted(p.exePath())))) {
           return false;
         }
       }
-      return nameRegex == null || Pattern.compile(nameRegex).matcher(p.comm()).find();
+      String fileName = Path.of(stripDeleted(p.exePath())).getFileName().toString();
+      if (nameRegex != null && !Pattern.compile(nameRegex).matcher(fileName).matches()) {
+        return false;
+      }
+      if (openPort != null && !procFs.listeningPorts(p.pid()).contains(openPort)) {
+        return false;
+      }
+      return containerId == null || procFs.cgroup(p.pid()).contains(containerId);
     }
   }
 
@@ -44,9 +59,9 @@ public final class ProcessSelector {
     return new ProcessSelector(List.of(), List.of());
   }
 
-  public boolean matches(ProcessEntry p) {
-    boolean in = include.isEmpty() || include.stream().anyMatch(r -> r.matches(p));
-    return in && exclude.stream().noneMatch(r -> r.matches(p));
+  public boolean matches(ProcessEntry p, ProcFs procFs) {
+    boolean in = include.isEmpty() || include.stream().anyMatch(r -> r.matches(p, procFs));
+    return in && exclude.stream().noneMatch(r -> r.matches(p, procFs));
   }
 
   static String stripDeleted(String path) {

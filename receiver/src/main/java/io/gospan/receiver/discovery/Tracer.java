@@ -111,7 +111,7 @@ public final class Tracer implements AutoCloseable {
 
   private void consider(int pid) {
     Optional<ProcessEntry> e = procFs.entry(pid);
-    if (e.isEmpty() || !selector.matches(e.get())) {
+    if (e.isEmpty() || !selector.matches(e.get(), procFs)) {
       synchronized (this) {
         ignored.add(pid);
       }
