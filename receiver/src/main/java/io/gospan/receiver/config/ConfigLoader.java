@@ -1,0 +1,487 @@
+package io.gospan.receiver.config;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.gospan.receiver.config.GospanConfig.ExporterConfig;
+import io.gospan.receiver.config.GospanConfig.OtlpConfig;
+import io.gospan.receiver.config.GospanConfig.Selector;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+/**
+ * Loads {@link GospanConfig}: the YAML file (optional) is read into a tree, the {@code OTEL_*}
+ * environment variables are written over it, the tree is bound to the records (unknown keys and
+ * wrong types fail), and the result is validated. Every failure is a {@link ConfigException} whose
+ * message starts with the key (and the environment variable, when one set it).
+ *
+ * <p>Environment variables, each overriding the file:
+ *
+ * <ul>
+ *   <li>{@code OTEL_EXPORTER_OTLP_ENDPOINT} → {@code exporter.otlp.endpoint}
+ *   <li>{@code OTEL_EXPORTER_OTLP_PROTOCOL} ({@code grpc}, {@code http/protobuf}) → {@code exporter.otlp.protocol}
+ *   <li>{@code OTEL_EXPORTER_OTLP_HEADERS} ({@code k=v,k2=v2}, values percent-decoded) → merged over {@code exporter.otlp.headers}
+ *   <li>{@code OTEL_EXPORTER_OTLP_TIMEOUT} (milliseconds) → {@code exporter.otlp.timeout}
+ *   <li>{@code OTEL_EXPORTER_OTLP_COMPRESSION} ({@code gzip}, {@code none}) → {@code exporter.otlp.compression}
+ *   <li>{@code OTEL_RESOURCE_ATTRIBUTES} ({@code k=v,…}) → merged over {@code resource.attributes}
+ *   <li>{@code OTEL_SEMCONV_STABILITY_OPT_IN} containing {@code rpc/dup} → {@code semconv.rpc: dup};
+ *       containing {@code rpc} → {@code semconv.rpc: stable}
+ * </ul>
+ */
+public final class ConfigLoader {
+
+  /** Header names never captured, whatever {@code headers.allow} says. */
+  public static final Set<String> SENSITIVE_HEADERS =
+      Set.of(
+          "authorization",
+          "proxy-authorization",
+          "cookie",
+          "set-cookie",
+          "x-api-key",
+          "x-auth-token",
+          "x-amz-security-token",
+          "grpc-previous-rpc-attempts");
+
+  private static final Pattern HEADER_NAME = Pattern.compile("[a-z0-9!#$%&'*+.^_`|~-]+");
+  private static final Pattern CONTAINER_ID = Pattern.compile("[0-9a-f]{12,64}");
+
+  private static final ObjectMapper MAPPER = createMapper();
+
+  private ConfigLoader() {}
+
+  private static ObjectMapper createMapper() {
+    YAMLMapper m = new YAMLMapper(new YAMLFactory());
+    m.setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE);
+    m.enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    m.enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+    m.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    m.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    SimpleModule durations = new SimpleModule("gospan-durations");
+    durations.addDeserializer(Duration.class, new DurationParser());
+    m.registerModule(durations);
+    return m;
+  }
+
+  /** Loads {@code file} (or only defaults when {@code null}) with the process environment on top. */
+  public static GospanConfig load(Path file) {
+    return load(file, System.getenv());
+  }
+
+  /** Loads {@code file} (or only defaults when {@code null}) with {@code env} on top. */
+  public static GospanConfig load(Path file, Map<String, String> env) {
+    if (file == null) {
+      return parse("", "<defaults>", env);
+    }
+    String text;
+    try {
+      text = Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new ConfigException(file + ": cannot read: " + e.getMessage(), e);
+    }
+    return parse(text, file.toString(), env);
+  }
+
+  /** Parses YAML {@code text} (named {@code source} in messages) with {@code env} on top. */
+  public static GospanConfig parse(String text, String source, Map<String, String> env) {
+    ObjectNode root;
+    try {
+      JsonNode node = text.isBlank() ? null : MAPPER.readTree(text);
+      if (node == null || node.isNull() || node.isMissingNode()) {
+        root = JsonNodeFactory.instance.objectNode();
+      } else if (node instanceof ObjectNode o) {
+        root = o;
+      } else {
+        throw new ConfigException(source + ": the top level must be a mapping of sections");
+      }
+    } catch (JsonProcessingException e) {
+      throw new ConfigException(source + ": not valid YAML: " + e.getOriginalMessage() + locationOf(e), e);
+    }
+    Map<String, String> envSources = new HashMap<>();
+    applyEnvironment(root, env, envSources);
+    GospanConfig config;
+    try {
+      config = MAPPER.treeToValue(root, GospanConfig.class);
+    } catch (JsonProcessingException e) {
+      throw new ConfigException(source + ": " + describe(e, envSources), e);
+    }
+    if (config == null) {
+      config = GospanConfig.defaults();
+    }
+    try {
+      validate(config);
+    } catch (KeyProblem p) {
+      String env1 = envSources.get(p.key);
+      String where = env1 != null ? env1 + " (" + p.key + ")" : p.key;
+      throw new ConfigException(source + ": " + where + ": " + p.getMessage());
+    }
+    return config;
+  }
+
+  // ---------------------------------------------------------------- environment
+
+  private static void applyEnvironment(ObjectNode root, Map<String, String> env, Map<String, String> sources) {
+    setIfPresent(root, env, sources, "OTEL_EXPORTER_OTLP_ENDPOINT", "exporter.otlp.endpoint", v -> v);
+    setIfPresent(root, env, sources, "OTEL_EXPORTER_OTLP_PROTOCOL", "exporter.otlp.protocol", v -> v);
+    setIfPresent(root, env, sources, "OTEL_EXPORTER_OTLP_COMPRESSION", "exporter.otlp.compression", v -> v);
+    setIfPresent(
+        root,
+        env,
+        sources,
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        "exporter.otlp.timeout",
+        v -> {
+          try {
+            long ms = Long.parseLong(v.trim());
+            return ms + "ms";
+          } catch (NumberFormatException e) {
+            throw new ConfigException("OTEL_EXPORTER_OTLP_TIMEOUT: '" + v + "' is not a number of milliseconds");
+          }
+        });
+    String headers = env.get("OTEL_EXPORTER_OTLP_HEADERS");
+    if (headers != null && !headers.isBlank()) {
+      ObjectNode h = objectAt(root, "exporter.otlp.headers");
+      parseKeyValueList("OTEL_EXPORTER_OTLP_HEADERS", headers).forEach(h::put);
+      sources.put("exporter.otlp.headers", "OTEL_EXPORTER_OTLP_HEADERS");
+    }
+    String attrs = env.get("OTEL_RESOURCE_ATTRIBUTES");
+    if (attrs != null && !attrs.isBlank()) {
+      ObjectNode a = objectAt(root, "resource.attributes");
+      parseKeyValueList("OTEL_RESOURCE_ATTRIBUTES", attrs).forEach(a::put);
+      sources.put("resource.attributes", "OTEL_RESOURCE_ATTRIBUTES");
+    }
+    String optIn = env.get("OTEL_SEMCONV_STABILITY_OPT_IN");
+    if (optIn != null) {
+      List<String> values = new ArrayList<>();
+      for (String s : optIn.split(",")) {
+        values.add(s.trim().toLowerCase(Locale.ROOT));
+      }
+      // rpc/dup takes precedence over rpc when both are present (semantic conventions).
+      String mode = values.contains("rpc/dup") ? "dup" : values.contains("rpc") ? "stable" : null;
+      if (mode != null) {
+        objectAt(root, "semconv").put("rpc", mode);
+        sources.put("semconv.rpc", "OTEL_SEMCONV_STABILITY_OPT_IN");
+      }
+    }
+  }
+
+  private interface Conv {
+    String apply(String v);
+  }
+
+  private static void setIfPresent(
+      ObjectNode root, Map<String, String> env, Map<String, String> sources, String var, String key, Conv conv) {
+    String v = env.get(var);
+    if (v == null || v.isBlank()) {
+      return;
+    }
+    int dot = key.lastIndexOf('.');
+    objectAt(root, key.substring(0, dot)).put(key.substring(dot + 1), conv.apply(v.trim()));
+    sources.put(key, var);
+  }
+
+  private static ObjectNode objectAt(ObjectNode root, String dottedPath) {
+    ObjectNode node = root;
+    StringBuilder seen = new StringBuilder();
+    for (String part : dottedPath.split("\\.")) {
+      seen.append(seen.length() == 0 ? "" : ".").append(part);
+      JsonNode child = node.get(part);
+      if (child == null || child.isNull()) {
+        node = node.putObject(part);
+      } else if (child instanceof ObjectNode o) {
+        node = o;
+      } else {
+        throw new ConfigException(seen + ": must be a mapping, was " + child.getNodeType().name().toLowerCase(Locale.ROOT));
+      }
+    }
+    return node;
+  }
+
+  /** Parses the W3C-baggage-like {@code k=v,k2=v2} lists of the OTEL_* variables; values are percent-decoded. */
+  static Map<String, String> parseKeyValueList(String var, String text) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String item : text.split(",")) {
+      if (item.isBlank()) {
+        continue;
+      }
+      int eq = item.indexOf('=');
+      if (eq <= 0) {
+        throw new ConfigException(var + ": '" + item.trim() + "' is not key=value");
+      }
+      String k = item.substring(0, eq).trim();
+      String v = item.substring(eq + 1).trim();
+      try {
+        v = URLDecoder.decode(v.replace("+", "%2B"), StandardCharsets.UTF_8);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(var + ": bad percent-encoding in the value of '" + k + "'");
+      }
+      out.put(k, v);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- binding errors
+
+  private static String describe(JsonProcessingException e, Map<String, String> envSources) {
+    if (e instanceof JsonMappingException jme) {
+      String key = keyOf(jme.getPath());
+      String env = envSources.get(key);
+      String where = env != null ? env + " (" + key + ")" : key;
+      if (e instanceof UnrecognizedPropertyException u) {
+        List<String> known = new ArrayList<>();
+        if (u.getKnownPropertyIds() != null) {
+          u.getKnownPropertyIds().forEach(k -> known.add(String.valueOf(k)));
+        }
+        known.sort(null);
+        return where + ": unknown key" + (known.isEmpty() ? "" : " (known here: " + String.join(", ", known) + ")");
+      }
+      Throwable cause = e instanceof ValueInstantiationException ? e.getCause() : null;
+      if (cause == null && e.getCause() instanceof IllegalArgumentException iae) {
+        cause = iae;
+      }
+      String problem = cause != null && cause.getMessage() != null ? cause.getMessage() : simplify(jme.getOriginalMessage());
+      return where + ": " + problem;
+    }
+    return e.getOriginalMessage();
+  }
+
+  private static String keyOf(List<JsonMappingException.Reference> path) {
+    StringBuilder sb = new StringBuilder();
+    for (JsonMappingException.Reference r : path) {
+      if (r.getFieldName() != null) {
+        if (sb.length() > 0) {
+          sb.append('.');
+        }
+        sb.append(r.getFieldName());
+      } else if (r.getIndex() >= 0) {
+        sb.append('[').append(r.getIndex()).append(']');
+      }
+    }
+    return sb.length() == 0 ? "<top level>" : sb.toString();
+  }
+
+  private static String simplify(String jacksonMessage) {
+    if (jacksonMessage == null) {
+      return "invalid value";
+    }
+    String m = jacksonMessage;
+    if (m.contains("no String-argument") || m.contains("no int/Int-argument") || m.contains("no boolean/Boolean-argument")
+        || m.contains("from Array value") || m.contains("START_ARRAY")) {
+      if (m.contains("`java.util.ArrayList`") || m.contains("`java.util.List")) {
+        return "expected a list (- item, or [a, b])";
+      }
+      if (m.contains("`java.util.") && m.contains("Map")) {
+        return "expected a mapping of key: value";
+      }
+      if (m.contains("from Array value") || m.contains("START_ARRAY")) {
+        return "expected a single value, not a list";
+      }
+      return "expected a mapping of keys (a section), not a single value";
+    }
+    int nl = m.indexOf('\n');
+    if (nl > 0) {
+      m = m.substring(0, nl);
+    }
+    // "Cannot deserialize value of type `java.lang.Integer` from String "abc": not a valid `java.lang.Integer` value"
+    m = m.replace("`java.lang.Integer`", "integer")
+        .replace("`java.lang.Boolean`", "boolean (true/false)")
+        .replace("`java.lang.String`", "string")
+        .replace("`java.time.Duration`", "duration")
+        .replace("`java.util.List<", "list of `")
+        .replaceAll("`io\\.gospan\\.receiver\\.config\\.GospanConfig\\$(\\w+)`", "section ($1)")
+        .replaceAll("`io\\.gospan\\.receiver\\.config\\.(\\w+)`", "$1");
+    return m;
+  }
+
+  private static String locationOf(JsonProcessingException e) {
+    return e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ")";
+  }
+
+  // ---------------------------------------------------------------- validation
+
+  private static final class KeyProblem extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final String key;
+
+    KeyProblem(String key, String message) {
+      super(message, null, false, false);
+      this.key = key;
+    }
+  }
+
+  private static void check(boolean ok, String key, String message) {
+    if (!ok) {
+      throw new KeyProblem(key, message);
+    }
+  }
+
+  static void validate(GospanConfig c) {
+    validateSelectors("discovery.instrument", c.discovery().instrument());
+    validateSelectors("discovery.exclude_instrument", c.discovery().excludeInstrument());
+
+    List<String> allow = c.headers().allow();
+    for (int i = 0; i < allow.size(); i++) {
+      String h = allow.get(i);
+      String key = "headers.allow[" + i + "]";
+      check(h != null && HEADER_NAME.matcher(h).matches(), key, "'" + h + "' is not a lower-case header name");
+      check(!SENSITIVE_HEADERS.contains(h), key, "'" + h + "' carries credentials and is never captured");
+    }
+
+    var s = c.streams();
+    check(isPositive(s.timeout()), "streams.timeout", "must be greater than zero");
+    check(s.maxInFlight() >= 1, "streams.max_in_flight", "must be at least 1");
+    check(!s.linkWait().isNegative(), "streams.link_wait", "must not be negative");
+    check(s.maxPendingLinks() >= 0, "streams.max_pending_links", "must not be negative");
+
+    c.resource().attributes().forEach((k, v) -> check(!k.isBlank(), "resource.attributes", "empty attribute name"));
+
+    ExporterConfig ex = c.exporter();
+    validateOtlp(ex.otlp());
+    check(!ex.file().path().isBlank(), "exporter.file.path", "must not be empty");
+    var b = ex.batch();
+    check(b.maxQueueSize() >= 1, "exporter.batch.max_queue_size", "must be at least 1");
+    check(b.maxExportBatchSize() >= 1, "exporter.batch.max_export_batch_size", "must be at least 1");
+    check(
+        b.maxExportBatchSize() <= b.maxQueueSize(),
+        "exporter.batch.max_export_batch_size",
+        "must not exceed exporter.batch.max_queue_size (" + b.maxQueueSize() + ")");
+    check(isPositive(b.scheduleDelay()), "exporter.batch.schedule_delay", "must be greater than zero");
+    var r = ex.retry();
+    check(r.maxAttempts() >= 1 && r.maxAttempts() <= 5, "exporter.retry.max_attempts", "must be 1 (no retry) to 5");
+    check(isPositive(r.initialBackoff()), "exporter.retry.initial_backoff", "must be greater than zero");
+    check(
+        isPositive(r.maxBackoff()) && r.maxBackoff().compareTo(r.initialBackoff()) >= 0,
+        "exporter.retry.max_backoff",
+        "must be at least exporter.retry.initial_backoff");
+
+    check(isPositive(c.metrics().exportInterval()), "metrics.export_interval", "must be greater than zero");
+    parseHostPort("telemetry.http.address", c.telemetry().http().address());
+  }
+
+  private static boolean isPositive(Duration d) {
+    return !d.isNegative() && !d.isZero();
+  }
+
+  private static void validateSelectors(String key, List<Selector> selectors) {
+    for (int i = 0; i < selectors.size(); i++) {
+      Selector sel = selectors.get(i);
+      String k = key + "[" + i + "]";
+      check(sel != null, k, "empty selector");
+      check(
+          sel.exePath() != null || sel.name() != null || sel.openPort() != null || sel.containerId() != null,
+          k,
+          "a selector needs at least one of exe_path, name, open_port, container_id");
+      if (sel.exePath() != null) {
+        try {
+          FileSystems.getDefault().getPathMatcher("glob:" + sel.exePath());
+        } catch (IllegalArgumentException e) {
+          throw new KeyProblem(k + ".exe_path", "bad glob '" + sel.exePath() + "': " + e.getMessage());
+        }
+      }
+      if (sel.name() != null) {
+        try {
+          Pattern.compile(sel.name());
+        } catch (PatternSyntaxException e) {
+          throw new KeyProblem(k + ".name", "bad regular expression: " + e.getDescription());
+        }
+      }
+      if (sel.openPort() != null) {
+        check(sel.openPort() >= 1 && sel.openPort() <= 65535, k + ".open_port", "must be a TCP port, 1-65535");
+      }
+      if (sel.containerId() != null) {
+        check(
+            CONTAINER_ID.matcher(sel.containerId()).matches(),
+            k + ".container_id",
+            "must be 12 to 64 lower-case hex digits");
+      }
+    }
+  }
+
+  private static void validateOtlp(OtlpConfig o) {
+    String key = "exporter.otlp.endpoint";
+    URI uri;
+    try {
+      uri = new URI(o.endpoint());
+    } catch (URISyntaxException e) {
+      throw new KeyProblem(key, "'" + o.endpoint() + "' is not a URL: " + e.getReason());
+    }
+    check(
+        "http".equals(uri.getScheme()) || "https".equals(uri.getScheme()),
+        key,
+        "'" + o.endpoint() + "' must start with http:// (plaintext) or https:// (TLS)");
+    check(uri.getHost() != null && !uri.getHost().isEmpty(), key, "'" + o.endpoint() + "' has no host");
+    check(uri.getPort() == -1 || (uri.getPort() > 0 && uri.getPort() <= 65535), key, "bad port");
+    check(uri.getQuery() == null && uri.getFragment() == null, key, "must not have a query or fragment");
+    if (o.protocol() == OtlpProtocol.GRPC) {
+      check(
+          uri.getPath() == null || uri.getPath().isEmpty() || "/".equals(uri.getPath()),
+          key,
+          "an OTLP/gRPC endpoint has no path (was '" + uri.getPath() + "')");
+    }
+    check(isPositive(o.timeout()), "exporter.otlp.timeout", "must be greater than zero");
+    o.headers().forEach((k, v) -> check(!k.isBlank(), "exporter.otlp.headers", "empty header name"));
+    var tls = o.tls();
+    boolean https = "https".equals(uri.getScheme());
+    checkFile("exporter.otlp.tls.ca_file", tls.caFile());
+    checkFile("exporter.otlp.tls.cert_file", tls.certFile());
+    checkFile("exporter.otlp.tls.key_file", tls.keyFile());
+    check(
+        (tls.certFile() == null) == (tls.keyFile() == null),
+        tls.certFile() == null ? "exporter.otlp.tls.cert_file" : "exporter.otlp.tls.key_file",
+        "cert_file and key_file go together (client certificate for mutual TLS)");
+    check(
+        https || (tls.caFile() == null && tls.certFile() == null),
+        "exporter.otlp.tls",
+        "TLS files are set but the endpoint is plaintext http://; use https://");
+  }
+
+  private static void checkFile(String key, String file) {
+    if (file != null) {
+      check(Files.isReadable(Path.of(file)), key, "cannot read '" + file + "'");
+    }
+  }
+
+  /** Parses {@code host:port} ({@code [v6]:port} for IPv6); used for {@code telemetry.http.address}. */
+  public static java.net.InetSocketAddress parseHostPort(String key, String address) {
+    int colon = address.lastIndexOf(':');
+    check(colon > 0 && colon < address.length() - 1, key, "'" + address + "' is not host:port");
+    String host = address.substring(0, colon);
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    int port;
+    try {
+      port = Integer.parseInt(address.substring(colon + 1));
+    } catch (NumberFormatException e) {
+      throw new KeyProblem(key, "'" + address + "' has a bad port");
+    }
+    check(port >= 0 && port <= 65535, key, "port must be 0-65535");
+    return java.net.InetSocketAddress.createUnresolved(host, port);
+  }
+}

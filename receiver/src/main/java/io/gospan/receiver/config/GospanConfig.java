@@ -1,0 +1,185 @@
+package io.gospan.receiver.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The whole configuration. Every section may be omitted from the file; the compact constructors
+ * fill in the defaults documented in {@code config/gospan.yaml}. Use {@link ConfigLoader} to build
+ * one from a file and the environment, or {@link #defaults()}.
+ */
+public record GospanConfig(
+    DiscoveryConfig discovery,
+    HeadersConfig headers,
+    StreamsConfig streams,
+    SemconvConfig semconv,
+    ResourceConfig resource,
+    ExporterConfig exporter,
+    MetricsConfig metrics,
+    TelemetryConfig telemetry) {
+
+  public GospanConfig {
+    discovery = discovery != null ? discovery : new DiscoveryConfig(null, null);
+    headers = headers != null ? headers : new HeadersConfig(null);
+    streams = streams != null ? streams : new StreamsConfig(null, null, null, null);
+    semconv = semconv != null ? semconv : new SemconvConfig(null);
+    resource = resource != null ? resource : new ResourceConfig(null);
+    exporter = exporter != null ? exporter : new ExporterConfig(null, null, null, null, null);
+    metrics = metrics != null ? metrics : new MetricsConfig(null, null);
+    telemetry = telemetry != null ? telemetry : new TelemetryConfig(null);
+  }
+
+  /** The configuration with no file and no environment: trace every Go gRPC process, OTLP/gRPC to localhost:4317. */
+  public static GospanConfig defaults() {
+    return new GospanConfig(null, null, null, null, null, null, null, null);
+  }
+
+  /** Which processes to trace. Empty {@code instrument} = every Go process that links grpc-go. */
+  public record DiscoveryConfig(List<Selector> instrument, List<Selector> excludeInstrument) {
+    public DiscoveryConfig {
+      instrument = instrument != null ? List.copyOf(instrument) : List.of();
+      excludeInstrument = excludeInstrument != null ? List.copyOf(excludeInstrument) : List.of();
+    }
+  }
+
+  /**
+   * Matches a process when every key that is set matches.
+   *
+   * @param exePath glob on the executable's absolute path
+   * @param name regular expression on the executable's file name (whole-name match)
+   * @param openPort the process listens on this TCP port
+   * @param containerId the process runs in this container (full id or a prefix of at least 12 hex digits)
+   */
+  public record Selector(String exePath, String name, Integer openPort, String containerId) {}
+
+  /** Extra request/response header names exported as {@code rpc.request.metadata.<name>} attributes. */
+  public record HeadersConfig(List<String> allow) {
+    public HeadersConfig {
+      allow = allow != null ? List.copyOf(allow) : List.of();
+    }
+  }
+
+  /**
+   * In-flight stream bookkeeping.
+   *
+   * @param timeout a stream whose end has not been seen this long after its start ends, marked incomplete
+   * @param maxInFlight streams tracked at once; more are not traced and counted
+   * @param linkWait how long a finished server span is held waiting for its client span's start
+   * @param maxPendingLinks finished server spans held at once; more are exported unlinked and counted
+   */
+  public record StreamsConfig(Duration timeout, Integer maxInFlight, Duration linkWait, Integer maxPendingLinks) {
+    public StreamsConfig {
+      timeout = timeout != null ? timeout : Duration.ofMinutes(2);
+      maxInFlight = maxInFlight != null ? maxInFlight : 65_536;
+      linkWait = linkWait != null ? linkWait : Duration.ofSeconds(2);
+      maxPendingLinks = maxPendingLinks != null ? maxPendingLinks : 16_384;
+    }
+  }
+
+  /** Which RPC semantic conventions to emit: {@code stable} (default), {@code old} or {@code dup}. */
+  public record SemconvConfig(SemconvMode rpc) {
+    public SemconvConfig {
+      rpc = rpc != null ? rpc : SemconvMode.STABLE;
+    }
+  }
+
+  /** Resource attributes added to every traced process's resource and to gospan's own. */
+  public record ResourceConfig(Map<String, String> attributes) {
+    public ResourceConfig {
+      attributes = attributes != null ? Map.copyOf(attributes) : Map.of();
+    }
+  }
+
+  /** Where spans (and metrics) go. */
+  public record ExporterConfig(
+      ExporterType type, OtlpConfig otlp, FileConfig file, BatchConfig batch, RetryConfig retry) {
+    public ExporterConfig {
+      type = type != null ? type : ExporterType.OTLP;
+      otlp = otlp != null ? otlp : new OtlpConfig(null, null, null, null, null, null);
+      file = file != null ? file : new FileConfig(null, null);
+      batch = batch != null ? batch : new BatchConfig(null, null, null);
+      retry = retry != null ? retry : new RetryConfig(null, null, null);
+    }
+  }
+
+  /**
+   * OTLP exporter settings.
+   *
+   * @param endpoint {@code http://} (plaintext) or {@code https://} (TLS) URL; for http/protobuf a base
+   *     URL to which {@code /v1/traces} and {@code /v1/metrics} are appended. {@code null} = the
+   *     protocol's default (localhost:4317 for grpc, localhost:4318 for http/protobuf)
+   */
+  public record OtlpConfig(
+      OtlpProtocol protocol,
+      String endpoint,
+      Map<String, String> headers,
+      Compression compression,
+      Duration timeout,
+      TlsConfig tls) {
+    public OtlpConfig {
+      protocol = protocol != null ? protocol : OtlpProtocol.GRPC;
+      if (endpoint == null || endpoint.isBlank()) {
+        endpoint = protocol == OtlpProtocol.GRPC ? "http://localhost:4317" : "http://localhost:4318";
+      }
+      headers = headers != null ? Map.copyOf(headers) : Map.of();
+      compression = compression != null ? compression : Compression.NONE;
+      timeout = timeout != null ? timeout : Duration.ofSeconds(10);
+      tls = tls != null ? tls : new TlsConfig(null, null, null);
+    }
+  }
+
+  /** PEM files for TLS: a CA bundle to trust, and a client certificate + key for mutual TLS. */
+  public record TlsConfig(String caFile, String certFile, String keyFile) {}
+
+  /**
+   * The {@code file} exporter: spans as OTLP JSON lines appended to {@code path}; metrics likewise to
+   * {@code metricsPath} when set.
+   */
+  public record FileConfig(String path, String metricsPath) {
+    public FileConfig {
+      path = path != null ? path : "gospan-spans.jsonl";
+    }
+  }
+
+  /** Bounded batching between span assembly and the exporter. */
+  public record BatchConfig(Integer maxQueueSize, Integer maxExportBatchSize, Duration scheduleDelay) {
+    public BatchConfig {
+      maxQueueSize = maxQueueSize != null ? maxQueueSize : 8192;
+      maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 512;
+      scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(1);
+    }
+  }
+
+  /** Retries of a failed OTLP export (retryable codes only), with exponential backoff. */
+  public record RetryConfig(Integer maxAttempts, Duration initialBackoff, Duration maxBackoff) {
+    public RetryConfig {
+      maxAttempts = maxAttempts != null ? maxAttempts : 5;
+      initialBackoff = initialBackoff != null ? initialBackoff : Duration.ofSeconds(1);
+      maxBackoff = maxBackoff != null ? maxBackoff : Duration.ofSeconds(5);
+    }
+  }
+
+  /** RED metrics and self-telemetry over OTLP (same exporter settings as spans). */
+  public record MetricsConfig(Boolean enabled, Duration exportInterval) {
+    public MetricsConfig {
+      enabled = enabled != null ? enabled : Boolean.TRUE;
+      exportInterval = exportInterval != null ? exportInterval : Duration.ofSeconds(30);
+    }
+  }
+
+  /** gospan's own HTTP endpoint. */
+  public record TelemetryConfig(HttpConfig http) {
+    public TelemetryConfig {
+      http = http != null ? http : new HttpConfig(null, null);
+    }
+  }
+
+  /** {@code /metrics} (Prometheus text) and {@code /healthz} on {@code address} ({@code host:port}). */
+  public record HttpConfig(Boolean enabled, String address) {
+    public HttpConfig {
+      enabled = enabled != null ? enabled : Boolean.TRUE;
+      address = address != null ? address : "0.0.0.0:9464";
+    }
+  }
+}

@@ -1,0 +1,59 @@
+package io.gospan.receiver.event;
+
+import java.util.List;
+
+/**
+ * One probe hit: a block of HTTP/2 header fields written or received by a traced Go process.
+ *
+ * @param pid process id (in the namespace gospan runs in)
+ * @param tid thread id
+ * @param monotonicNs {@code bpf_ktime_get_ns()}, i.e. {@code CLOCK_MONOTONIC}; converted to epoch time by
+ *     {@code io.gospan.receiver.span.MonotonicClock}
+ * @param probe the probe that fired
+ * @param side client or server end of the RPC
+ * @param connectionId opaque per-process id of the {@code net.Conn} (its data pointer), 0 = unknown
+ * @param fd socket file descriptor, -1 = unknown
+ * @param sockets the connection's 4-tuple, {@code null} when unknown
+ * @param streamId HTTP/2 stream id (unsigned 31-bit; restarts at 1 on every connection)
+ * @param endStream the HEADERS frame carries END_STREAM (trailers, or trailers-only)
+ * @param fields the captured header fields, in wire order
+ * @param fieldsTruncated the frame had more fields than BPF captured
+ */
+public record HeaderEvent(
+    int pid,
+    int tid,
+    long monotonicNs,
+    ProbeKind probe,
+    Side side,
+    long connectionId,
+    int fd,
+    SocketPair sockets,
+    int streamId,
+    boolean endStream,
+    List<HeaderField> fields,
+    boolean fieldsTruncated) {
+
+  public HeaderEvent {
+    fields = fields == null ? List.of() : List.copyOf(fields);
+  }
+
+  /** The first value of header {@code name} (lower case), or {@code null}. */
+  public String header(String name) {
+    for (HeaderField f : fields) {
+      if (f.name().equals(name)) {
+        return f.value();
+      }
+    }
+    return null;
+  }
+
+  /** The first field named {@code name}, or {@code null}. */
+  public HeaderField field(String name) {
+    for (HeaderField f : fields) {
+      if (f.name().equals(name)) {
+        return f;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,7 @@
+package io.gospan.receiver.event;
+
+/** Which end of the RPC the traced process is. */
+public enum Side {
+  CLIENT,
+  SERVER
+}

@@ -1,0 +1,7 @@
+/**
+ * The events the BPF side reports, as the Java side sees them after decoding the ring buffer:
+ * header events ({@link io.gospan.receiver.event.HeaderEvent}) for every probe hit and per-process
+ * facts ({@link io.gospan.receiver.event.ProcessInfo}). This is the contract between the ring-buffer
+ * reader ({@code io.gospan.receiver.bpf}) and span assembly ({@code io.gospan.receiver.span}).
+ */
+package io.gospan.receiver.event;

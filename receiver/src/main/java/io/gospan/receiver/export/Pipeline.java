@@ -1,0 +1,323 @@
+package io.gospan.receiver.export;
+
+import io.gospan.receiver.config.ConfigLoader;
+import io.gospan.receiver.config.ExporterType;
+import io.gospan.receiver.config.GospanConfig;
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProcessInfo;
+import io.gospan.receiver.metrics.RedMetrics;
+import io.gospan.receiver.metrics.SelfTelemetry;
+import io.gospan.receiver.metrics.TelemetryServer;
+import io.gospan.receiver.span.FinishedSpan;
+import io.gospan.receiver.span.MonotonicClock;
+import io.gospan.receiver.span.ProcFsProcessMetadata;
+import io.gospan.receiver.span.ProcessMetadata;
+import io.gospan.receiver.span.SpanAssembler;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.common.AttributesBuilder;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.SdkMeterProviderBuilder;
+import io.opentelemetry.sdk.metrics.export.MetricExporter;
+import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
+import io.opentelemetry.sdk.resources.Resource;
+import io.opentelemetry.sdk.trace.IdGenerator;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * gospan's user-space back end, built from the config: header events in; spans, RED metrics and
+ * self-telemetry out.
+ *
+ * <pre>{@code
+ * Pipeline pipeline = Pipeline.create(ConfigLoader.load(path));   // starts exporters, /metrics
+ * pipeline.registerProcess(new ProcessInfo(pid, exe, "go1.22.3"));  // when a process is attached
+ * pipeline.accept(event);                                            // ring-buffer thread, never blocks on export
+ * pipeline.telemetry().observeCounter(SelfTelemetry.EVENTS_LOST, "...", r -> ...); // BPF counters
+ * pipeline.processExited(pid);
+ * pipeline.close();                                                  // flushes
+ * }</pre>
+ *
+ * <p>Threads: one scheduler (stream timeouts and link waits every 100 ms, clock recalibration every
+ * minute), one span export worker, the SDK's periodic metric reader, the telemetry HTTP server.
+ */
+public final class Pipeline implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
+  static final long EXPIRE_PERIOD_MILLIS = 100;
+  static final long RECALIBRATE_PERIOD_SECONDS = 60;
+
+  private final GospanConfig config;
+  private final SelfTelemetry telemetry;
+  private final MonotonicClock clock;
+  private final ProcessMetadata metadata;
+  private final SpanAssembler assembler;
+  private final BoundedSpanBatcher batcher;
+  private final RedMetrics red;
+  private final SdkMeterProvider meterProvider;
+  private final TelemetryServer server;
+  private final ScheduledExecutorService scheduler;
+  private volatile boolean closed;
+
+  private Pipeline(Builder b) {
+    this.config = b.config;
+    this.telemetry = new SelfTelemetry();
+    this.clock = b.clock != null ? b.clock : MonotonicClock.system();
+    this.metadata =
+        b.metadata != null ? b.metadata : ProcFsProcessMetadata.create(config.resource().attributes());
+    SpanExporter spanExporter = b.spanExporter != null ? b.spanExporter : Exporters.spanExporter(config.exporter());
+    var batch = config.exporter().batch();
+    this.batcher =
+        new BoundedSpanBatcher(
+            spanExporter,
+            batch.maxQueueSize(),
+            batch.maxExportBatchSize(),
+            batch.scheduleDelay(),
+            Duration.ofMillis(Exporters.worstCaseExportMillis(config.exporter().otlp(), config.exporter().retry())),
+            telemetry);
+
+    MetricExporter metricExporter = null;
+    if (config.metrics().enabled()) {
+      metricExporter = b.metricExporter != null ? b.metricExporter : Exporters.metricExporter(config.exporter());
+    }
+    if (metricExporter != null) {
+      this.red = new RedMetrics(config.semconv().rpc(), metadata::resource);
+      SdkMeterProviderBuilder mp =
+          SdkMeterProvider.builder()
+              .setResource(ownResource(config))
+              .registerMetricReader(
+                  PeriodicMetricReader.builder(metricExporter).setInterval(config.metrics().exportInterval()).build())
+              .registerMetricProducer(red);
+      this.meterProvider = mp.build();
+      telemetry.attach(meterProvider.get("io.gospan"));
+    } else {
+      this.red = null;
+      this.meterProvider = null;
+    }
+    telemetry.observeGauge(SelfTelemetry.PROCESSES_TRACED, "Processes traced", r -> r.record(metadata.size()));
+
+    this.assembler =
+        new SpanAssembler(
+            SpanAssembler.Settings.from(config), clock, metadata, telemetry, this::onSpan, IdGenerator.random());
+
+    this.scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "gospan-assembler-timer");
+              t.setDaemon(true);
+              return t;
+            });
+    scheduler.scheduleWithFixedDelay(this::expire, EXPIRE_PERIOD_MILLIS, EXPIRE_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+    scheduler.scheduleWithFixedDelay(
+        this::recalibrate, RECALIBRATE_PERIOD_SECONDS, RECALIBRATE_PERIOD_SECONDS, TimeUnit.SECONDS);
+
+    TelemetryServer s = null;
+    if (b.startTelemetryServer && config.telemetry().http().enabled()) {
+      InetSocketAddress addr = ConfigLoader.parseHostPort("telemetry.http.address", config.telemetry().http().address());
+      try {
+        s = TelemetryServer.start(addr, telemetry, this::healthy);
+      } catch (IOException e) {
+        close();
+        throw new UncheckedIOException("telemetry.http.address: cannot listen on " + config.telemetry().http().address(), e);
+      }
+    }
+    this.server = s;
+    log.info(
+        "pipeline ready: exporter={} endpoint={} semconv={} metrics={}",
+        config.exporter().type().configName(),
+        config.exporter().type() == ExporterType.OTLP ? config.exporter().otlp().endpoint() : "-",
+        config.semconv().rpc().configName(),
+        meterProvider != null);
+  }
+
+  /** Builds the pipeline {@code config} describes, with the real clock, {@code /proc} and exporters. */
+  public static Pipeline create(GospanConfig config) {
+    return builder(config).build();
+  }
+
+  public static Builder builder(GospanConfig config) {
+    return new Builder(config);
+  }
+
+  /** Overrides for tests and embedding. */
+  public static final class Builder {
+    private final GospanConfig config;
+    private SpanExporter spanExporter;
+    private MetricExporter metricExporter;
+    private MonotonicClock clock;
+    private ProcessMetadata metadata;
+    private boolean startTelemetryServer = true;
+
+    private Builder(GospanConfig config) {
+      this.config = config;
+    }
+
+    public Builder spanExporter(SpanExporter e) {
+      this.spanExporter = e;
+      return this;
+    }
+
+    public Builder metricExporter(MetricExporter e) {
+      this.metricExporter = e;
+      return this;
+    }
+
+    public Builder clock(MonotonicClock c) {
+      this.clock = c;
+      return this;
+    }
+
+    public Builder processMetadata(ProcessMetadata m) {
+      this.metadata = m;
+      return this;
+    }
+
+    /** Whether to serve {@code telemetry.http} (default: as the config says). */
+    public Builder telemetryServer(boolean start) {
+      this.startTelemetryServer = start;
+      return this;
+    }
+
+    public Pipeline build() {
+      return new Pipeline(this);
+    }
+  }
+
+  // ------------------------------------------------------------------------------ API for the reader
+
+  /** Feeds one decoded event. Thread-safe; never waits for export. */
+  public void accept(HeaderEvent event) {
+    assembler.accept(event);
+  }
+
+  /** Records inspector facts about a newly attached process (its resource is built from them and /proc). */
+  public void registerProcess(ProcessInfo info) {
+    metadata.register(info);
+    metadata.resource(info.pid()); // read /proc now, not under the assembler's lock at the first span
+  }
+
+  /** The process exited: its in-flight streams end (incomplete), its resource and metrics are dropped. */
+  public void processExited(int pid) {
+    assembler.processExited(pid);
+    if (red != null) {
+      red.forget(pid);
+    }
+    metadata.forget(pid);
+  }
+
+  /** A traced connection closed: its in-flight streams end (incomplete). */
+  public void connectionClosed(int pid, long connectionId) {
+    assembler.connectionClosed(pid, connectionId);
+  }
+
+  /** Counters, gauges and the registration API for the BPF-side counters. */
+  public SelfTelemetry telemetry() {
+    return telemetry;
+  }
+
+  public MonotonicClock clock() {
+    return clock;
+  }
+
+  public SpanAssembler assembler() {
+    return assembler;
+  }
+
+  public GospanConfig config() {
+    return config;
+  }
+
+  /** Where {@code /metrics} is served, or {@code null}. */
+  public InetSocketAddress telemetryAddress() {
+    return server != null ? server.address() : null;
+  }
+
+  public boolean healthy() {
+    return !closed && batcher.isAlive();
+  }
+
+  /** Exports what is queued now (spans, then metrics); for tests and orderly shutdown. */
+  public CompletableResultCode flush() {
+    CompletableResultCode spans = batcher.flush();
+    CompletableResultCode metrics = meterProvider != null ? meterProvider.forceFlush() : CompletableResultCode.ofSuccess();
+    return CompletableResultCode.ofAll(List.of(spans, metrics));
+  }
+
+  /** Ends in-flight streams as incomplete ({@code shutdown}), exports everything, stops all threads. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (scheduler != null) {
+      scheduler.shutdownNow();
+    }
+    if (assembler != null) {
+      assembler.flush();
+    }
+    batcher.close();
+    if (meterProvider != null) {
+      meterProvider.forceFlush().join(10, TimeUnit.SECONDS);
+      meterProvider.shutdown().join(10, TimeUnit.SECONDS);
+    }
+    if (red != null) {
+      red.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  // ------------------------------------------------------------------------------ internals
+
+  private void onSpan(FinishedSpan f) {
+    if (red != null) {
+      red.record(f);
+    }
+    batcher.offer(f.span());
+  }
+
+  private void expire() {
+    try {
+      assembler.expire();
+    } catch (RuntimeException e) {
+      log.warn("stream expiry failed", e);
+    }
+  }
+
+  private void recalibrate() {
+    try {
+      if (clock.recalibrate()) {
+        log.info("wall clock stepped; epoch-monotonic offset now {} ns", clock.offsetNanos());
+      }
+    } catch (RuntimeException e) {
+      log.warn("clock recalibration failed", e);
+    }
+  }
+
+  /** gospan's own resource (for self-telemetry): service.name=gospan, host.name, configured attributes. */
+  static Resource ownResource(GospanConfig config) {
+    AttributesBuilder b = Attributes.builder();
+    b.put(AttributeKey.stringKey("service.name"), "gospan");
+    config.resource().attributes().forEach(b::put);
+    b.put(AttributeKey.stringKey("service.version"), "0.1.0");
+    try {
+      b.put(AttributeKey.stringKey("host.name"), java.net.InetAddress.getLocalHost().getHostName());
+    } catch (IOException e) {
+      // no host name
+    }
+    b.put(AttributeKey.longKey("process.pid"), ProcessHandle.current().pid());
+    b.put(AttributeKey.stringKey("process.runtime.name"), "java");
+    return Resource.getDefault().merge(Resource.create(b.build()));
+  }
+}

@@ -1,0 +1,188 @@
+package io.gospan.receiver.metrics;
+
+import io.gospan.receiver.config.SemconvMode;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.span.FinishedSpan;
+import io.gospan.receiver.span.GrpcStatus;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.common.AttributesBuilder;
+import io.opentelemetry.api.metrics.DoubleHistogram;
+import io.opentelemetry.api.metrics.DoubleHistogramBuilder;
+import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.metrics.InstrumentType;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
+import io.opentelemetry.sdk.metrics.export.MetricProducer;
+import io.opentelemetry.sdk.metrics.export.MetricReader;
+import io.opentelemetry.sdk.resources.Resource;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntFunction;
+
+/**
+ * RED metrics of the traced RPCs, per the RPC semantic conventions: {@code rpc.server.call.duration}
+ * and {@code rpc.client.call.duration} histograms in seconds, with {@code rpc.system.name}, {@code
+ * rpc.method}, {@code rpc.response.status_code} (and {@code error.type} on errors); with {@code
+ * semconv.rpc} {@code old} or {@code dup}, also the older {@code rpc.server.duration} / {@code
+ * rpc.client.duration} in milliseconds with {@code rpc.system}, {@code rpc.service}, {@code
+ * rpc.method}, {@code rpc.grpc.status_code}. Rate is the histogram count, errors the count by status.
+ *
+ * <p>Each traced process gets its own {@link SdkMeterProvider} carrying that process's resource
+ * (so the metrics belong to the traced service, as its spans do), read by a pull reader. This
+ * class is a {@link MetricProducer}: registered on gospan's own meter provider, its periodic OTLP
+ * reader collects every process's metrics along with gospan's self-telemetry. Only spans whose end
+ * was seen are recorded (incomplete ones have no status).
+ */
+public final class RedMetrics implements MetricProducer, AutoCloseable {
+  private static final AttributeKey<String> RPC_SYSTEM_NAME = AttributeKey.stringKey("rpc.system.name");
+  private static final AttributeKey<String> RPC_METHOD = AttributeKey.stringKey("rpc.method");
+  private static final AttributeKey<String> RPC_RESPONSE_STATUS_CODE = AttributeKey.stringKey("rpc.response.status_code");
+  private static final AttributeKey<String> ERROR_TYPE = AttributeKey.stringKey("error.type");
+  private static final AttributeKey<String> RPC_SYSTEM = AttributeKey.stringKey("rpc.system");
+  private static final AttributeKey<String> RPC_SERVICE = AttributeKey.stringKey("rpc.service");
+  private static final AttributeKey<Long> RPC_GRPC_STATUS_CODE = AttributeKey.longKey("rpc.grpc.status_code");
+
+  /** Seconds; the conventions' advice, with sub-millisecond buckets added for in-cluster gRPC. */
+  static final List<Double> SECONDS_BUCKETS =
+      List.of(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0,
+          2.5, 5.0, 7.5, 10.0);
+  static final List<Double> MILLIS_BUCKETS =
+      List.of(0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0,
+          5000.0, 7500.0, 10000.0);
+
+  private final SemconvMode mode;
+  private final IntFunction<Resource> resourceOf;
+  private final Map<Integer, PerProcess> processes = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /**
+   * @param mode which conventions to emit
+   * @param resourceOf the resource of a traced process (e.g. {@code ProcessMetadata::resource})
+   */
+  public RedMetrics(SemconvMode mode, IntFunction<Resource> resourceOf) {
+    this.mode = mode;
+    this.resourceOf = resourceOf;
+  }
+
+  /** Records a finished span; incomplete spans are ignored. */
+  public void record(FinishedSpan f) {
+    if (!f.complete() || closed) {
+      return;
+    }
+    PerProcess p = processes.computeIfAbsent(f.pid(), pid -> new PerProcess(resourceOf.apply(pid)));
+    GrpcStatus status = f.status();
+    boolean server = f.side() == Side.SERVER;
+    if (mode.emitStable()) {
+      AttributesBuilder b = Attributes.builder();
+      b.put(RPC_SYSTEM_NAME, "grpc");
+      b.put(RPC_METHOD, f.method() != null ? f.method() : "_OTHER");
+      b.put(RPC_RESPONSE_STATUS_CODE, status.name());
+      if (status.isError(f.side())) {
+        b.put(ERROR_TYPE, status.name());
+      }
+      (server ? p.serverSeconds : p.clientSeconds).record(f.durationNanos() / 1e9, b.build());
+    }
+    if (mode.emitOld()) {
+      AttributesBuilder b = Attributes.builder();
+      b.put(RPC_SYSTEM, "grpc");
+      if (f.method() != null) {
+        int slash = f.method().indexOf('/');
+        b.put(RPC_SERVICE, f.method().substring(0, slash));
+        b.put(RPC_METHOD, f.method().substring(slash + 1));
+      }
+      b.put(RPC_GRPC_STATUS_CODE, (long) status.code());
+      (server ? p.serverMillis : p.clientMillis).record(f.durationNanos() / 1e6, b.build());
+    }
+  }
+
+  /** Drops the metrics of a process that exited. */
+  public void forget(int pid) {
+    PerProcess p = processes.remove(pid);
+    if (p != null) {
+      p.provider.close();
+    }
+  }
+
+  @Override
+  public Collection<MetricData> produce(Resource ignored) {
+    List<MetricData> out = new ArrayList<>();
+    for (PerProcess p : processes.values()) {
+      out.addAll(p.reader.collect());
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    processes.values().forEach(p -> p.provider.close());
+    processes.clear();
+  }
+
+  private final class PerProcess {
+    final PullReader reader = new PullReader();
+    final SdkMeterProvider provider;
+    final DoubleHistogram serverSeconds;
+    final DoubleHistogram clientSeconds;
+    final DoubleHistogram serverMillis;
+    final DoubleHistogram clientMillis;
+
+    PerProcess(Resource resource) {
+      provider = SdkMeterProvider.builder().setResource(resource).registerMetricReader(reader).build();
+      Meter meter = provider.get("io.gospan");
+      serverSeconds =
+          histogram(meter, "rpc.server.call.duration", "Measures the duration of inbound remote procedure calls.", "s",
+              SECONDS_BUCKETS);
+      clientSeconds =
+          histogram(meter, "rpc.client.call.duration", "Measures the duration of outbound remote procedure calls.",
+              "s", SECONDS_BUCKETS);
+      serverMillis = mode.emitOld()
+          ? histogram(meter, "rpc.server.duration", "Measures the duration of inbound RPC.", "ms", MILLIS_BUCKETS)
+          : null;
+      clientMillis = mode.emitOld()
+          ? histogram(meter, "rpc.client.duration", "Measures the duration of outbound RPC.", "ms", MILLIS_BUCKETS)
+          : null;
+    }
+  }
+
+  private static DoubleHistogram histogram(Meter meter, String name, String description, String unit, List<Double> buckets) {
+    DoubleHistogramBuilder b = meter.histogramBuilder(name).setDescription(description).setUnit(unit);
+    return b.setExplicitBucketBoundariesAdvice(buckets).build();
+  }
+
+  /** Collects on demand; the single consumer is {@link #produce}. */
+  private static final class PullReader implements MetricReader {
+    private volatile CollectionRegistration registration = CollectionRegistration.noop();
+
+    @Override
+    public void register(CollectionRegistration registration) {
+      this.registration = registration;
+    }
+
+    Collection<MetricData> collect() {
+      return registration.collectAllMetrics();
+    }
+
+    @Override
+    public AggregationTemporality getAggregationTemporality(InstrumentType instrumentType) {
+      return AggregationTemporality.CUMULATIVE;
+    }
+
+    @Override
+    public CompletableResultCode forceFlush() {
+      return CompletableResultCode.ofSuccess();
+    }
+
+    @Override
+    public CompletableResultCode shutdown() {
+      return CompletableResultCode.ofSuccess();
+    }
+  }
+}

@@ -1,0 +1,240 @@
+package io.gospan.receiver.span;
+
+import io.gospan.receiver.event.ProcessInfo;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.common.AttributesBuilder;
+import io.opentelemetry.sdk.resources.Resource;
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds each traced process's resource from {@code /proc/<pid>}:
+ *
+ * <ul>
+ *   <li>{@code service.name}: the process's own {@code OTEL_SERVICE_NAME}, else {@code service.name}
+ *       in its {@code OTEL_RESOURCE_ATTRIBUTES}, else the executable's file name ({@code environ});
+ *   <li>the rest of its {@code OTEL_RESOURCE_ATTRIBUTES};
+ *   <li>{@code process.pid}, {@code process.executable.name}, {@code process.executable.path}
+ *       ({@code exe} link, or what the inspector supplied), {@code process.runtime.name} = go,
+ *       {@code process.runtime.version} (from {@link ProcessInfo#goVersion()});
+ *   <li>{@code host.name} (gospan's host), {@code container.id} (the 64-hex id in {@code cgroup}).
+ * </ul>
+ *
+ * <p>Precedence, lowest first: gospan's configured resource attributes, the process's own
+ * {@code OTEL_RESOURCE_ATTRIBUTES}, the facts above. Reading another process's {@code environ} needs
+ * the same user or {@code CAP_SYS_PTRACE}; when it fails the executable name is used.
+ */
+public final class ProcFsProcessMetadata implements ProcessMetadata {
+  private static final Logger log = LoggerFactory.getLogger(ProcFsProcessMetadata.class);
+
+  static final AttributeKey<String> SERVICE_NAME = AttributeKey.stringKey("service.name");
+  static final AttributeKey<Long> PROCESS_PID = AttributeKey.longKey("process.pid");
+  static final AttributeKey<String> PROCESS_EXECUTABLE_NAME = AttributeKey.stringKey("process.executable.name");
+  static final AttributeKey<String> PROCESS_EXECUTABLE_PATH = AttributeKey.stringKey("process.executable.path");
+  static final AttributeKey<String> PROCESS_RUNTIME_NAME = AttributeKey.stringKey("process.runtime.name");
+  static final AttributeKey<String> PROCESS_RUNTIME_VERSION = AttributeKey.stringKey("process.runtime.version");
+  static final AttributeKey<String> HOST_NAME = AttributeKey.stringKey("host.name");
+  static final AttributeKey<String> CONTAINER_ID = AttributeKey.stringKey("container.id");
+
+  // docker-<id>.scope, cri-containerd-<id>.scope, crio-<id>.scope, /docker/<id>, /kubepods/.../<id>
+  private static final Pattern CONTAINER_ID_IN_CGROUP = Pattern.compile("(?:^|[/:.-])([0-9a-f]{64})(?:\\.scope)?(?:$|/)");
+
+  private final Path procRoot;
+  private final Map<String, String> configAttributes;
+  private final String hostName;
+  private final Map<Integer, ProcessInfo> infos = new ConcurrentHashMap<>();
+  private final Map<Integer, Resource> cache = new ConcurrentHashMap<>();
+
+  /**
+   * @param procRoot normally {@code /proc}
+   * @param configAttributes {@code resource.attributes} from the config (with {@code OTEL_RESOURCE_ATTRIBUTES} of gospan itself)
+   * @param hostName value of {@code host.name}, {@code null} to read {@code <procRoot>/sys/kernel/hostname}
+   */
+  public ProcFsProcessMetadata(Path procRoot, Map<String, String> configAttributes, String hostName) {
+    this.procRoot = procRoot;
+    this.configAttributes = Map.copyOf(configAttributes);
+    this.hostName = hostName != null ? hostName : readHostName(procRoot);
+  }
+
+  /** Reads the real {@code /proc}. */
+  public static ProcFsProcessMetadata create(Map<String, String> configAttributes) {
+    return new ProcFsProcessMetadata(Path.of("/proc"), configAttributes, null);
+  }
+
+  @Override
+  public void register(ProcessInfo info) {
+    infos.put(info.pid(), info);
+    cache.remove(info.pid());
+  }
+
+  @Override
+  public Resource resource(int pid) {
+    return cache.computeIfAbsent(pid, this::build);
+  }
+
+  @Override
+  public void forget(int pid) {
+    infos.remove(pid);
+    cache.remove(pid);
+  }
+
+  @Override
+  public int size() {
+    return Math.max(infos.size(), cache.size());
+  }
+
+  private Resource build(int pid) {
+    ProcessInfo info = infos.getOrDefault(pid, ProcessInfo.of(pid));
+    Path dir = procRoot.resolve(Integer.toString(pid));
+
+    String exePath = info.executable() != null ? info.executable().toString() : null;
+    if (exePath == null) {
+      try {
+        exePath = Files.readSymbolicLink(dir.resolve("exe")).toString();
+        if (exePath.endsWith(" (deleted)")) {
+          exePath = exePath.substring(0, exePath.length() - " (deleted)".length());
+        }
+      } catch (IOException | UnsupportedOperationException e) {
+        log.debug("pid {}: cannot read exe link: {}", pid, e.toString());
+      }
+    }
+    String exeName = exePath != null ? Path.of(exePath).getFileName().toString() : readComm(dir);
+
+    Map<String, String> environ = readEnviron(dir);
+    Map<String, String> own = new LinkedHashMap<>();
+    String ownAttrs = environ.get("OTEL_RESOURCE_ATTRIBUTES");
+    if (ownAttrs != null) {
+      own.putAll(parseResourceAttributes(ownAttrs));
+    }
+
+    AttributesBuilder b = Attributes.builder();
+    configAttributes.forEach(b::put);
+    own.forEach(b::put);
+    String serviceName = environ.get("OTEL_SERVICE_NAME");
+    if (serviceName == null || serviceName.isBlank()) {
+      serviceName = own.get("service.name");
+    }
+    if (serviceName == null || serviceName.isBlank()) {
+      serviceName = exeName != null ? exeName : "unknown_service:go";
+    }
+    b.put(SERVICE_NAME, serviceName);
+    b.put(PROCESS_PID, (long) pid);
+    if (exeName != null) {
+      b.put(PROCESS_EXECUTABLE_NAME, exeName);
+    }
+    if (exePath != null) {
+      b.put(PROCESS_EXECUTABLE_PATH, exePath);
+    }
+    b.put(PROCESS_RUNTIME_NAME, "go");
+    if (info.goVersion() != null) {
+      b.put(PROCESS_RUNTIME_VERSION, info.goVersion());
+    }
+    if (hostName != null) {
+      b.put(HOST_NAME, hostName);
+    }
+    String containerId = readContainerId(dir);
+    if (containerId != null) {
+      b.put(CONTAINER_ID, containerId);
+    }
+    return Resource.create(b.build());
+  }
+
+  private static String readComm(Path dir) {
+    try {
+      return Files.readString(dir.resolve("comm"), StandardCharsets.UTF_8).strip();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  static Map<String, String> readEnviron(Path dir) {
+    Map<String, String> env = new HashMap<>();
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(dir.resolve("environ"));
+    } catch (IOException e) {
+      log.debug("cannot read {}/environ: {}", dir, e.toString());
+      return env;
+    }
+    int start = 0;
+    for (int i = 0; i <= bytes.length; i++) {
+      if (i == bytes.length || bytes[i] == 0) {
+        if (i > start) {
+          String kv = new String(bytes, start, i - start, StandardCharsets.UTF_8);
+          int eq = kv.indexOf('=');
+          if (eq > 0 && kv.startsWith("OTEL_")) {
+            env.put(kv.substring(0, eq), kv.substring(eq + 1));
+          }
+        }
+        start = i + 1;
+      }
+    }
+    return env;
+  }
+
+  /** {@code OTEL_RESOURCE_ATTRIBUTES} syntax: {@code k=v,k2=v2}, values percent-encoded; bad items skipped. */
+  static Map<String, String> parseResourceAttributes(String text) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String item : text.split(",")) {
+      int eq = item.indexOf('=');
+      if (eq <= 0) {
+        continue;
+      }
+      String k = item.substring(0, eq).trim();
+      String v = item.substring(eq + 1).trim();
+      try {
+        v = URLDecoder.decode(v.replace("+", "%2B"), StandardCharsets.UTF_8);
+      } catch (IllegalArgumentException e) {
+        continue;
+      }
+      if (!k.isEmpty()) {
+        out.put(k, v);
+      }
+    }
+    return out;
+  }
+
+  static String readContainerId(Path dir) {
+    try {
+      for (String line : Files.readAllLines(dir.resolve("cgroup"), StandardCharsets.UTF_8)) {
+        int colon = line.indexOf(':', line.indexOf(':') + 1);
+        String path = colon >= 0 ? line.substring(colon + 1) : line;
+        Matcher m = CONTAINER_ID_IN_CGROUP.matcher(path);
+        String last = null;
+        while (m.find()) {
+          last = m.group(1);
+        }
+        if (last != null) {
+          return last;
+        }
+      }
+    } catch (IOException e) {
+      log.debug("cannot read {}/cgroup: {}", dir, e.toString());
+    }
+    return null;
+  }
+
+  private static String readHostName(Path procRoot) {
+    try {
+      return Files.readString(procRoot.resolve("sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
+    } catch (IOException e) {
+      try {
+        return java.net.InetAddress.getLocalHost().getHostName();
+      } catch (IOException e2) {
+        return null;
+      }
+    }
+  }
+}

@@ -1,0 +1,20 @@
+package io.gospan.receiver.span;
+
+import io.gospan.receiver.event.ProcessInfo;
+import io.opentelemetry.sdk.resources.Resource;
+
+/** Per-process OpenTelemetry resources for the spans and metrics of traced processes. */
+public interface ProcessMetadata {
+
+  /** Records what the inspector knows about a process (Go version, executable); replaces earlier facts. */
+  void register(ProcessInfo info);
+
+  /** The resource for spans of {@code pid}; computed once and cached until {@link #forget}. */
+  Resource resource(int pid);
+
+  /** Drops what is cached for {@code pid} (the process exited; its pid may be reused). */
+  void forget(int pid);
+
+  /** Number of processes currently known. */
+  int size();
+}

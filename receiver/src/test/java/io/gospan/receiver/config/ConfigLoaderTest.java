@@ -1,0 +1,236 @@
+package io.gospan.receiver.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+
+  static GospanConfig parse(String yaml) {
+    return ConfigLoader.parse(yaml, "test.yaml", Map.of());
+  }
+
+  static GospanConfig parse(String yaml, Map<String, String> env) {
+    return ConfigLoader.parse(yaml, "test.yaml", env);
+  }
+
+  static void assertProblem(String yaml, String... fragments) {
+    assertProblem(yaml, Map.of(), fragments);
+  }
+
+  static void assertProblem(String yaml, Map<String, String> env, String... fragments) {
+    assertThatThrownBy(() -> parse(yaml, env)).isInstanceOf(ConfigException.class).satisfies(e -> {
+      for (String f : fragments) {
+        assertThat(e.getMessage()).contains(f);
+      }
+    });
+  }
+
+  @Test
+  void noFileGivesDefaults() {
+    GospanConfig c = ConfigLoader.load(null, Map.of());
+    assertThat(c).isEqualTo(GospanConfig.defaults());
+    assertThat(c.exporter().type()).isEqualTo(ExporterType.OTLP);
+    assertThat(c.exporter().otlp().protocol()).isEqualTo(OtlpProtocol.GRPC);
+    assertThat(c.exporter().otlp().endpoint()).isEqualTo("http://localhost:4317");
+    assertThat(c.discovery().instrument()).isEmpty();
+    assertThat(c.semconv().rpc()).isEqualTo(SemconvMode.STABLE);
+    assertThat(c.streams().timeout()).isEqualTo(Duration.ofMinutes(2));
+    assertThat(c.telemetry().http().address()).isEqualTo("0.0.0.0:9464");
+  }
+
+  @Test
+  void shippedConfigIsValidAndStatesTheDefaults() {
+    Path shipped = Path.of("..", "config", "gospan.yaml");
+    assertThat(shipped).exists();
+    assertThat(ConfigLoader.load(shipped, Map.of())).isEqualTo(GospanConfig.defaults());
+  }
+
+  @Test
+  void shippedExamplesParse() throws Exception {
+    try (var files = Files.list(Path.of("..", "config", "examples"))) {
+      List<Path> yamls = files.filter(f -> f.toString().endsWith(".yaml")).toList();
+      assertThat(yamls).isNotEmpty();
+      for (Path f : yamls) {
+        String text = Files.readString(f);
+        if (text.contains("/etc/gospan/tls/")) {
+          // TLS files do not exist here: check that exactly that is what stops it.
+          assertThatThrownBy(() -> ConfigLoader.load(f, Map.of())).hasMessageContaining("exporter.otlp.tls.ca_file");
+        } else {
+          assertThat(ConfigLoader.load(f, Map.of())).as(f.toString()).isNotNull();
+        }
+      }
+    }
+  }
+
+  @Test
+  void everyKeyBinds(@TempDir Path dir) throws Exception {
+    Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+    Path cert = Files.writeString(dir.resolve("c.pem"), "x");
+    Path key = Files.writeString(dir.resolve("k.pem"), "x");
+    GospanConfig c =
+        parse(
+            """
+            discovery:
+              instrument:
+                - exe_path: "/app/*"
+                  name: "greeter-.*"
+                  open_port: 50051
+                  container_id: 4f1c2b3a9d8e
+              exclude_instrument:
+                - name: "debug"
+            headers:
+              allow: [x-request-id]
+            streams:
+              timeout: 90s
+              max_in_flight: 10
+              link_wait: 500ms
+              max_pending_links: 7
+            semconv:
+              rpc: dup
+            resource:
+              attributes:
+                deployment.environment.name: staging
+                team.size: 3
+            exporter:
+              type: otlp
+              otlp:
+                protocol: http/protobuf
+                endpoint: https://collector:4318/base
+                headers: {api-key: k1}
+                compression: gzip
+                timeout: 3s
+                tls: {ca_file: %s, cert_file: %s, key_file: %s}
+              file: {path: /tmp/s.jsonl, metrics_path: /tmp/m.jsonl}
+              batch: {max_queue_size: 100, max_export_batch_size: 10, schedule_delay: 200ms}
+              retry: {max_attempts: 3, initial_backoff: 100ms, max_backoff: 1s}
+            metrics:
+              enabled: false
+              export_interval: 1m
+            telemetry:
+              http: {enabled: false, address: "127.0.0.1:0"}
+            """
+                .formatted(ca, cert, key));
+    assertThat(c.discovery().instrument()).containsExactly(
+        new GospanConfig.Selector("/app/*", "greeter-.*", 50051, "4f1c2b3a9d8e"));
+    assertThat(c.discovery().excludeInstrument()).containsExactly(new GospanConfig.Selector(null, "debug", null, null));
+    assertThat(c.headers().allow()).containsExactly("x-request-id");
+    assertThat(c.streams()).isEqualTo(
+        new GospanConfig.StreamsConfig(Duration.ofSeconds(90), 10, Duration.ofMillis(500), 7));
+    assertThat(c.semconv().rpc()).isEqualTo(SemconvMode.DUP);
+    assertThat(c.resource().attributes()).containsEntry("team.size", "3");
+    var o = c.exporter().otlp();
+    assertThat(o.protocol()).isEqualTo(OtlpProtocol.HTTP_PROTOBUF);
+    assertThat(o.endpoint()).isEqualTo("https://collector:4318/base");
+    assertThat(o.headers()).containsEntry("api-key", "k1");
+    assertThat(o.compression()).isEqualTo(Compression.GZIP);
+    assertThat(o.timeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(o.tls().certFile()).isEqualTo(cert.toString());
+    assertThat(c.exporter().file().metricsPath()).isEqualTo("/tmp/m.jsonl");
+    assertThat(c.exporter().batch().scheduleDelay()).isEqualTo(Duration.ofMillis(200));
+    assertThat(c.exporter().retry().maxAttempts()).isEqualTo(3);
+    assertThat(c.metrics().enabled()).isFalse();
+    assertThat(c.telemetry().http().enabled()).isFalse();
+  }
+
+  @Test
+  void unknownKeyIsNamed() {
+    assertProblem("exporter:\n  otlp:\n    endpiont: http://x:4317\n", "test.yaml", "exporter.otlp.endpiont", "unknown key",
+        "endpoint");
+    assertProblem("streams:\n  max_inflight: 3\n", "streams.max_inflight", "unknown key");
+    assertProblem("tracing: {}\n", "tracing", "unknown key");
+  }
+
+  @Test
+  void wrongTypeIsNamed() {
+    assertProblem("streams:\n  max_in_flight: lots\n", "streams.max_in_flight");
+    assertProblem("streams:\n  timeout: 30\n", "streams.timeout", "unit");
+    assertProblem("streams:\n  timeout: soon\n", "streams.timeout", "not a duration");
+    assertProblem("exporter:\n  type: kafka\n", "exporter.type", "otlp, console, file, none");
+    assertProblem("semconv:\n  rpc: newest\n", "semconv.rpc", "stable, old, dup");
+    assertProblem("headers:\n  allow: x-request-id\n", "headers.allow");
+    assertProblem("exporter: otlp\n", "exporter");
+    assertProblem("- a\n- b\n", "top level");
+    assertProblem("streams: {timeout: [}\n", "not valid YAML");
+  }
+
+  @Test
+  void badValuesAreNamed() {
+    assertProblem("exporter:\n  otlp:\n    endpoint: localhost:4317\n", "exporter.otlp.endpoint", "http://");
+    assertProblem("exporter:\n  otlp:\n    endpoint: \"http://\"\n", "exporter.otlp.endpoint");
+    assertProblem("exporter:\n  otlp:\n    endpoint: http://h:4317/v1/traces\n", "exporter.otlp.endpoint", "no path");
+    assertProblem("exporter:\n  otlp:\n    endpoint: http://h:4317\n    tls: {ca_file: /nonexistent/ca.pem}\n",
+        "exporter.otlp.tls.ca_file", "cannot read");
+    assertProblem("headers:\n  allow: [Authorization]\n", "headers.allow[0]", "lower-case");
+    assertProblem("headers:\n  allow: [x-request-id, cookie]\n", "headers.allow[1]", "credentials");
+    assertProblem("streams:\n  max_in_flight: 0\n", "streams.max_in_flight");
+    assertProblem("discovery:\n  instrument:\n    - name: \"(\"\n", "discovery.instrument[0].name", "regular expression");
+    assertProblem("discovery:\n  instrument:\n    - {}\n", "discovery.instrument[0]", "at least one");
+    assertProblem("discovery:\n  exclude_instrument:\n    - open_port: 70000\n", "discovery.exclude_instrument[0].open_port");
+    assertProblem("exporter:\n  retry: {max_attempts: 9}\n", "exporter.retry.max_attempts");
+    assertProblem("exporter:\n  batch: {max_queue_size: 10, max_export_batch_size: 20}\n",
+        "exporter.batch.max_export_batch_size");
+    assertProblem("telemetry:\n  http: {address: nowhere}\n", "telemetry.http.address");
+  }
+
+  @Test
+  void environmentOverridesTheFile() {
+    GospanConfig c =
+        parse(
+            """
+            exporter:
+              otlp:
+                endpoint: http://file:4317
+                headers: {a: "1", b: "2"}
+            resource:
+              attributes: {env: file, team: x}
+            """,
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "https://env:4318",
+                "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf",
+                "OTEL_EXPORTER_OTLP_HEADERS", "b=3,c=hello%20world",
+                "OTEL_EXPORTER_OTLP_TIMEOUT", "2500",
+                "OTEL_EXPORTER_OTLP_COMPRESSION", "gzip",
+                "OTEL_RESOURCE_ATTRIBUTES", "env=prod,k8s.namespace.name=shop",
+                "OTEL_SEMCONV_STABILITY_OPT_IN", "http, rpc/dup, rpc"));
+    var o = c.exporter().otlp();
+    assertThat(o.endpoint()).isEqualTo("https://env:4318");
+    assertThat(o.protocol()).isEqualTo(OtlpProtocol.HTTP_PROTOBUF);
+    assertThat(o.headers()).containsExactlyInAnyOrderEntriesOf(Map.of("a", "1", "b", "3", "c", "hello world"));
+    assertThat(o.timeout()).isEqualTo(Duration.ofMillis(2500));
+    assertThat(o.compression()).isEqualTo(Compression.GZIP);
+    assertThat(c.resource().attributes())
+        .containsExactlyInAnyOrderEntriesOf(Map.of("env", "prod", "team", "x", "k8s.namespace.name", "shop"));
+    assertThat(c.semconv().rpc()).isEqualTo(SemconvMode.DUP);
+
+    assertThat(parse("", Map.of("OTEL_SEMCONV_STABILITY_OPT_IN", "rpc")).semconv().rpc()).isEqualTo(SemconvMode.STABLE);
+    assertThat(parse("semconv: {rpc: old}", Map.of("OTEL_SEMCONV_STABILITY_OPT_IN", "http")).semconv().rpc())
+        .isEqualTo(SemconvMode.OLD);
+    assertThat(parse("exporter: {otlp: {protocol: http/protobuf}}").exporter().otlp().endpoint())
+        .isEqualTo("http://localhost:4318");
+  }
+
+  @Test
+  void badEnvironmentIsNamed() {
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317"), "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "exporter.otlp.endpoint");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"), "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "grpc, http/protobuf");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TIMEOUT", "10s"), "OTEL_EXPORTER_OTLP_TIMEOUT", "milliseconds");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_HEADERS", "novalue"), "OTEL_EXPORTER_OTLP_HEADERS", "key=value");
+  }
+
+  @Test
+  void keyValueListsArePercentDecoded() {
+    assertThat(ConfigLoader.parseKeyValueList("X", "a=b%2Cc, d = e+f ,"))
+        .containsExactlyInAnyOrderEntriesOf(Map.of("a", "b,c", "d", "e+f"));
+    assertThat(List.copyOf(ConfigLoader.parseKeyValueList("X", "").keySet())).isEmpty();
+  }
+}

@@ -1,0 +1,161 @@
+package io.gospan.receiver.export;
+
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
+import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.collector.trace.v1.TraceServiceGrpc;
+import io.opentelemetry.proto.metrics.v1.Metric;
+import io.opentelemetry.proto.metrics.v1.ResourceMetrics;
+import io.opentelemetry.proto.resource.v1.Resource;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.Span;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/** An OTLP/gRPC collector in the test JVM: grpc-java with the OTLP proto services, on 127.0.0.1. */
+final class OtlpGrpcReceiver implements AutoCloseable {
+  final List<ExportTraceServiceRequest> traces = new CopyOnWriteArrayList<>();
+  final List<ExportMetricsServiceRequest> metrics = new CopyOnWriteArrayList<>();
+  private final Server server;
+
+  /** A received span with the resource it came under. */
+  record ReceivedSpan(Resource resource, Span span) {
+    String resourceAttr(String key) {
+      return resource.getAttributesList().stream()
+          .filter(kv -> kv.getKey().equals(key))
+          .map(kv -> kv.getValue().hasStringValue() ? kv.getValue().getStringValue() : String.valueOf(kv.getValue().getIntValue()))
+          .findFirst()
+          .orElse(null);
+    }
+
+    String attr(String key) {
+      return span.getAttributesList().stream()
+          .filter(kv -> kv.getKey().equals(key))
+          .map(kv -> kv.getValue().hasStringValue() ? kv.getValue().getStringValue() : String.valueOf(kv.getValue().getIntValue()))
+          .findFirst()
+          .orElse(null);
+    }
+  }
+
+  record ReceivedMetric(Resource resource, Metric metric) {
+    String resourceAttr(String key) {
+      return resource.getAttributesList().stream()
+          .filter(kv -> kv.getKey().equals(key))
+          .map(kv -> kv.getValue().getStringValue())
+          .findFirst()
+          .orElse(null);
+    }
+  }
+
+  private OtlpGrpcReceiver(int port, io.grpc.netty.shaded.io.netty.handler.ssl.SslContext tls) throws IOException {
+    NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port));
+    if (tls != null) {
+      builder.sslContext(tls);
+    }
+    server =
+        builder
+            .addService(
+                new TraceServiceGrpc.TraceServiceImplBase() {
+                  @Override
+                  public void export(ExportTraceServiceRequest request, StreamObserver<ExportTraceServiceResponse> response) {
+                    traces.add(request);
+                    response.onNext(ExportTraceServiceResponse.getDefaultInstance());
+                    response.onCompleted();
+                  }
+                })
+            .addService(
+                new MetricsServiceGrpc.MetricsServiceImplBase() {
+                  @Override
+                  public void export(
+                      ExportMetricsServiceRequest request, StreamObserver<ExportMetricsServiceResponse> response) {
+                    metrics.add(request);
+                    response.onNext(ExportMetricsServiceResponse.getDefaultInstance());
+                    response.onCompleted();
+                  }
+                })
+            .build()
+            .start();
+  }
+
+  static OtlpGrpcReceiver start(int port) throws IOException {
+    return new OtlpGrpcReceiver(port, null);
+  }
+
+  /** A TLS receiver presenting {@code certChain}/{@code key}; requires a client certificate trusted by {@code clientCa}. */
+  static OtlpGrpcReceiver startTls(java.io.File certChain, java.io.File key, java.io.File clientCa) throws IOException {
+    var ssl =
+        io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forServer(certChain, key)
+            .trustManager(clientCa)
+            .clientAuth(io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth.REQUIRE)
+            .build();
+    return new OtlpGrpcReceiver(0, ssl);
+  }
+
+  String tlsEndpoint() {
+    return "https://127.0.0.1:" + port();
+  }
+
+  int port() {
+    return server.getPort();
+  }
+
+  String endpoint() {
+    return "http://127.0.0.1:" + port();
+  }
+
+  List<ReceivedSpan> spans() {
+    List<ReceivedSpan> out = new ArrayList<>();
+    for (ExportTraceServiceRequest r : traces) {
+      for (ResourceSpans rs : r.getResourceSpansList()) {
+        rs.getScopeSpansList().forEach(ss -> ss.getSpansList().forEach(s -> out.add(new ReceivedSpan(rs.getResource(), s))));
+      }
+    }
+    return out;
+  }
+
+  List<ReceivedMetric> metrics() {
+    List<ReceivedMetric> out = new ArrayList<>();
+    for (ExportMetricsServiceRequest r : metrics) {
+      for (ResourceMetrics rm : r.getResourceMetricsList()) {
+        rm.getScopeMetricsList().forEach(sm -> sm.getMetricsList().forEach(m -> out.add(new ReceivedMetric(rm.getResource(), m))));
+      }
+    }
+    return out;
+  }
+
+  static Map<String, String> attrs(List<io.opentelemetry.proto.common.v1.KeyValue> kvs) {
+    Map<String, String> m = new java.util.TreeMap<>();
+    kvs.forEach(kv -> m.put(kv.getKey(), kv.getValue().hasStringValue() ? kv.getValue().getStringValue()
+        : String.valueOf(kv.getValue().getIntValue())));
+    return m;
+  }
+
+  /** Waits (bounded) until {@code condition} holds; false when the time ran out. */
+  static boolean await(long timeoutMillis, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(20);
+    }
+    return true;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    server.shutdownNow();
+    server.awaitTermination(5, TimeUnit.SECONDS);
+  }
+}

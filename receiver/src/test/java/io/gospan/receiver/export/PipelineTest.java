@@ -1,0 +1,98 @@
+package io.gospan.receiver.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.receiver.config.ConfigLoader;
+import io.gospan.receiver.config.GospanConfig;
+import io.gospan.receiver.event.ProcessInfo;
+import io.gospan.receiver.metrics.SelfTelemetry;
+import io.gospan.receiver.span.Events;
+import io.gospan.receiver.span.FakeMetadata;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class PipelineTest {
+
+  static final class Collecting implements SpanExporter {
+    final List<SpanData> spans = new CopyOnWriteArrayList<>();
+    volatile boolean shutdown;
+
+    @Override
+    public CompletableResultCode export(Collection<SpanData> batch) {
+      spans.addAll(batch);
+      return CompletableResultCode.ofSuccess();
+    }
+
+    @Override
+    public CompletableResultCode flush() {
+      return CompletableResultCode.ofSuccess();
+    }
+
+    @Override
+    public CompletableResultCode shutdown() {
+      shutdown = true;
+      return CompletableResultCode.ofSuccess();
+    }
+  }
+
+  static GospanConfig config() {
+    return ConfigLoader.parse(
+        "streams: {timeout: 1s, link_wait: 0s}\nmetrics: {enabled: false}\ntelemetry: {http: {enabled: false}}\n", "t", Map.of());
+  }
+
+  @Test
+  void lifecycleCallsEndStreamsAndCloseFlushes() {
+    Collecting exporter = new Collecting();
+    Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build();
+    assertThat(p.healthy()).isTrue();
+    assertThat(p.telemetryAddress()).isNull();
+    Events conn = new Events(40000);
+    long t0 = p.clock().monotonicNow();
+    p.registerProcess(new ProcessInfo(Events.SERVER_PID, null, "go1.23.0"));
+    p.accept(conn.clientStart(1, t0));
+    p.accept(conn.serverStart(1, t0));
+    p.accept(conn.serverStart(3, t0));
+    p.accept(conn.clientStart(5, t0));
+    p.connectionClosed(conn.clientPid, conn.clientConn); // client streams 1 and 5
+    p.processExited(conn.serverPid); // server streams 1 and 3
+    assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
+    assertThat(exporter.spans).hasSize(4);
+    assertThat(exporter.spans)
+        .extracting(s -> s.getAttributes().get(AttributeKey.stringKey("gospan.incomplete.reason")))
+        .containsExactlyInAnyOrder("connection_closed", "connection_closed", "process_exited", "process_exited");
+
+    p.accept(conn.clientStart(7, p.clock().monotonicNow()));
+    p.close();
+    assertThat(exporter.spans).hasSize(5);
+    assertThat(exporter.spans.get(4).getAttributes().get(AttributeKey.stringKey("gospan.incomplete.reason")))
+        .isEqualTo("shutdown");
+    assertThat(exporter.shutdown).isTrue();
+    assertThat(p.healthy()).isFalse();
+    assertThat(p.telemetry().counter(SelfTelemetry.SPANS_EXPORTED).total()).isEqualTo(5);
+    p.close(); // idempotent
+  }
+
+  @Test
+  void timedOutStreamsAreEndedByThePipelineTimer() throws Exception {
+    Collecting exporter = new Collecting();
+    try (Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build()) {
+      Events conn = new Events(40000);
+      p.accept(conn.clientStart(1, p.clock().monotonicNow()));
+      assertThat(OtlpGrpcReceiver.await(10_000, () -> {
+            p.flush().join(5, TimeUnit.SECONDS);
+            return !exporter.spans.isEmpty();
+          }))
+          .isTrue();
+      assertThat(exporter.spans.get(0).getAttributes().get(AttributeKey.stringKey("gospan.incomplete.reason")))
+          .isEqualTo("timeout");
+    }
+  }
+}

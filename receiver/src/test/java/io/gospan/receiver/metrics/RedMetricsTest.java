@@ -1,0 +1,85 @@
+package io.gospan.receiver.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.receiver.config.SemconvMode;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.span.FinishedSpan;
+import io.gospan.receiver.span.GrpcStatus;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.sdk.metrics.data.HistogramPointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.resources.Resource;
+import java.util.Collection;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RedMetricsTest {
+
+  static Resource resourceOf(int pid) {
+    return Resource.create(Attributes.of(AttributeKey.stringKey("service.name"), "svc-" + pid));
+  }
+
+  static MetricData named(Collection<MetricData> data, String name, String service) {
+    return data.stream()
+        .filter(d -> d.getName().equals(name))
+        .filter(d -> ("svc-" + service).equals(d.getResource().getAttribute(AttributeKey.stringKey("service.name"))))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + name + " for " + service + " in " + data));
+  }
+
+  @Test
+  void stableHistogramsPerProcessResource() {
+    try (RedMetrics red = new RedMetrics(SemconvMode.STABLE, RedMetricsTest::resourceOf)) {
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 2_000_000));
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 4_000_000));
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.INTERNAL, 1_000_000));
+      red.record(new FinishedSpan(null, 2, Side.CLIENT, null, GrpcStatus.NOT_FOUND, 1_000_000));
+      red.record(new FinishedSpan(null, 2, Side.CLIENT, "a.B/C", null, 1_000_000)); // incomplete: ignored
+      Collection<MetricData> data = red.produce(Resource.empty());
+
+      MetricData server = named(data, "rpc.server.call.duration", "1");
+      assertThat(server.getUnit()).isEqualTo("s");
+      List<HistogramPointData> points = List.copyOf(server.getHistogramData().getPoints());
+      assertThat(points).hasSize(2);
+      HistogramPointData ok =
+          points.stream().filter(p -> "OK".equals(p.getAttributes().get(AttributeKey.stringKey("rpc.response.status_code"))))
+              .findFirst().orElseThrow();
+      assertThat(ok.getCount()).isEqualTo(2);
+      assertThat(ok.getSum()).isCloseTo(0.006, org.assertj.core.data.Offset.offset(1e-12));
+      assertThat(ok.getAttributes().get(AttributeKey.stringKey("rpc.method"))).isEqualTo("a.B/C");
+      assertThat(ok.getAttributes().get(AttributeKey.stringKey("rpc.system.name"))).isEqualTo("grpc");
+      assertThat(ok.getAttributes().get(AttributeKey.stringKey("error.type"))).isNull();
+      HistogramPointData err = points.stream().filter(p -> p != ok).findFirst().orElseThrow();
+      assertThat(err.getAttributes().get(AttributeKey.stringKey("error.type"))).isEqualTo("INTERNAL");
+
+      MetricData client = named(data, "rpc.client.call.duration", "2");
+      HistogramPointData c = client.getHistogramData().getPoints().iterator().next();
+      assertThat(c.getCount()).isEqualTo(1);
+      assertThat(c.getAttributes().get(AttributeKey.stringKey("rpc.method"))).isEqualTo("_OTHER");
+      assertThat(c.getAttributes().get(AttributeKey.stringKey("error.type"))).isEqualTo("NOT_FOUND");
+      assertThat(data).noneMatch(d -> d.getName().equals("rpc.server.duration"));
+
+      red.forget(1);
+      assertThat(red.produce(Resource.empty())).noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
+    }
+  }
+
+  @Test
+  void oldAndDupConventions() {
+    try (RedMetrics red = new RedMetrics(SemconvMode.DUP, RedMetricsTest::resourceOf)) {
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.UNAVAILABLE, 3_000_000));
+      Collection<MetricData> data = red.produce(Resource.empty());
+      MetricData old = named(data, "rpc.server.duration", "1");
+      assertThat(old.getUnit()).isEqualTo("ms");
+      HistogramPointData p = old.getHistogramData().getPoints().iterator().next();
+      assertThat(p.getSum()).isCloseTo(3.0, org.assertj.core.data.Offset.offset(1e-9));
+      assertThat(p.getAttributes().get(AttributeKey.stringKey("rpc.system"))).isEqualTo("grpc");
+      assertThat(p.getAttributes().get(AttributeKey.stringKey("rpc.service"))).isEqualTo("a.B");
+      assertThat(p.getAttributes().get(AttributeKey.stringKey("rpc.method"))).isEqualTo("C");
+      assertThat(p.getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code"))).isEqualTo(14L);
+      assertThat(named(data, "rpc.server.call.duration", "1")).isNotNull();
+    }
+  }
+}

@@ -1,0 +1,138 @@
+package io.gospan.receiver.span;
+
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.HeaderField;
+import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.event.SocketPair;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Builds the header events grpc-go produces for one connection, as DESIGN.md describes them. */
+public final class Events {
+  public static final String PATH = "/helloworld.Greeter/SayHello";
+  public static final int CLIENT_PID = 100;
+  public static final int SERVER_PID = 200;
+
+  public final int clientPid;
+  public final int serverPid;
+  public final long clientConn;
+  public final long serverConn;
+  public final SocketPair clientSockets;
+  public final SocketPair serverSockets;
+  public String path = PATH;
+  public List<HeaderField> extraRequest = new ArrayList<>();
+
+  public Events(int clientPort) {
+    this(CLIENT_PID, SERVER_PID, 0xc000_1000L + clientPort, 0xc000_2000L + clientPort, clientPort);
+  }
+
+  public Events(int clientPid, int serverPid, long clientConn, long serverConn, int clientPort) {
+    this.clientPid = clientPid;
+    this.serverPid = serverPid;
+    this.clientConn = clientConn;
+    this.serverConn = serverConn;
+    InetSocketAddress c = addr("10.0.0.1", clientPort);
+    InetSocketAddress s = addr("10.0.0.2", 50051);
+    this.clientSockets = new SocketPair(c, s);
+    this.serverSockets = new SocketPair(s, c);
+  }
+
+  public static InetSocketAddress addr(String ip, int port) {
+    try {
+      return new InetSocketAddress(InetAddress.getByName(ip), port);
+    } catch (UnknownHostException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  public Events path(String p) {
+    this.path = p;
+    return this;
+  }
+
+  public Events withRequestHeader(String name, String value) {
+    extraRequest.add(HeaderField.of(name, value));
+    return this;
+  }
+
+  public List<HeaderField> request() {
+    List<HeaderField> f = new ArrayList<>();
+    f.add(HeaderField.of(":method", "POST"));
+    f.add(HeaderField.of(":scheme", "http"));
+    if (path != null) {
+      f.add(HeaderField.of(":path", path));
+    }
+    f.add(HeaderField.of(":authority", "greeter.example:50051"));
+    f.add(HeaderField.of("content-type", "application/grpc"));
+    f.add(HeaderField.of("te", "trailers"));
+    f.addAll(extraRequest);
+    return f;
+  }
+
+  public static List<HeaderField> responseHeaders() {
+    return List.of(HeaderField.of(":status", "200"), HeaderField.of("content-type", "application/grpc"));
+  }
+
+  public static List<HeaderField> trailers(int status, String message) {
+    List<HeaderField> f = new ArrayList<>();
+    f.add(HeaderField.of("grpc-status", Integer.toString(status)));
+    if (message != null) {
+      f.add(HeaderField.of("grpc-message", message));
+    }
+    return f;
+  }
+
+  public static List<HeaderField> trailersOnly(int status, String message) {
+    List<HeaderField> f = new ArrayList<>(responseHeaders());
+    f.addAll(trailers(status, message));
+    return f;
+  }
+
+  public HeaderEvent clientStart(int stream, long t) {
+    return ev(clientPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.CLIENT, clientConn, clientSockets, stream, false, request());
+  }
+
+  public HeaderEvent clientHeaders(int stream, long t) {
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, clientSockets, stream, false,
+        responseHeaders());
+  }
+
+  public HeaderEvent clientTrailers(int stream, long t, int status, String message) {
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, clientSockets, stream, true,
+        trailers(status, message));
+  }
+
+  public HeaderEvent clientTrailersOnly(int stream, long t, int status, String message) {
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, clientSockets, stream, true,
+        trailersOnly(status, message));
+  }
+
+  public HeaderEvent serverStart(int stream, long t) {
+    return ev(serverPid, t, ProbeKind.HTTP2_SERVER_OPERATE_HEADERS, Side.SERVER, serverConn, serverSockets, stream, false,
+        request());
+  }
+
+  public HeaderEvent serverHeaders(int stream, long t) {
+    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, serverSockets, stream, false,
+        responseHeaders());
+  }
+
+  public HeaderEvent serverTrailers(int stream, long t, int status, String message) {
+    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, serverSockets, stream, true,
+        trailers(status, message));
+  }
+
+  public HeaderEvent serverTrailersOnly(int stream, long t, int status, String message) {
+    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, serverSockets, stream, true,
+        trailersOnly(status, message));
+  }
+
+  public static HeaderEvent ev(
+      int pid, long t, ProbeKind probe, Side side, long conn, SocketPair sockets, int stream, boolean end, List<HeaderField> f) {
+    return new HeaderEvent(pid, pid + 1, t, probe, side, conn, 7, sockets, stream, end, f, false);
+  }
+}

@@ -1,0 +1,96 @@
+package io.gospan.receiver.span;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.receiver.event.ProcessInfo;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.resources.Resource;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ProcFsProcessMetadataTest {
+  static final String ID = "3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899";
+
+  @TempDir Path proc;
+
+  Path process(int pid, String environ, String cgroup, String exe) throws Exception {
+    Path dir = Files.createDirectories(proc.resolve(Integer.toString(pid)));
+    Files.write(dir.resolve("environ"), environ.replace('|', '\0').getBytes(StandardCharsets.UTF_8));
+    Files.writeString(dir.resolve("cgroup"), cgroup);
+    Files.writeString(dir.resolve("comm"), "greeter-serv\n");
+    if (exe != null) {
+      Path target = Files.createDirectories(proc.resolve("bin")).resolve(exe);
+      Files.writeString(target, "");
+      Files.createSymbolicLink(dir.resolve("exe"), target);
+    }
+    return dir;
+  }
+
+  static String attr(Resource r, String key) {
+    Object v = r.getAttributes().get(AttributeKey.stringKey(key));
+    return v == null ? null : v.toString();
+  }
+
+  @Test
+  void serviceNameFromTheProcessOwnEnvironment() throws Exception {
+    process(42, "PATH=/bin|OTEL_SERVICE_NAME=checkout|OTEL_RESOURCE_ATTRIBUTES=service.name=ignored,team=pay%20ments|HOME=/",
+        "0::/system.slice/docker-" + ID + ".scope\n", "greeter-server");
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, Map.of("deployment.environment.name", "dev", "team", "cfg"), "node-1");
+    m.register(new ProcessInfo(42, null, "go1.22.3"));
+    Resource r = m.resource(42);
+    assertThat(attr(r, "service.name")).isEqualTo("checkout");
+    assertThat(attr(r, "team")).isEqualTo("pay ments"); // the process's own attributes beat the config's
+    assertThat(attr(r, "deployment.environment.name")).isEqualTo("dev");
+    assertThat(r.getAttributes().get(AttributeKey.longKey("process.pid"))).isEqualTo(42L);
+    assertThat(attr(r, "process.executable.name")).isEqualTo("greeter-server");
+    assertThat(attr(r, "process.executable.path")).endsWith("/bin/greeter-server");
+    assertThat(attr(r, "process.runtime.name")).isEqualTo("go");
+    assertThat(attr(r, "process.runtime.version")).isEqualTo("go1.22.3");
+    assertThat(attr(r, "host.name")).isEqualTo("node-1");
+    assertThat(attr(r, "container.id")).isEqualTo(ID);
+  }
+
+  @Test
+  void serviceNameFallsBackToResourceAttributesThenExecutable() throws Exception {
+    process(43, "OTEL_RESOURCE_ATTRIBUTES=service.name=from-attrs", "0::/\n", "a");
+    process(44, "", "12:pids:/kubepods/burstable/pod1234/" + ID + "\n", "greeter-client");
+    process(45, "", "0::/\n", null);
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, Map.of(), "h");
+    assertThat(attr(m.resource(43), "service.name")).isEqualTo("from-attrs");
+    assertThat(attr(m.resource(43), "container.id")).isNull();
+    assertThat(attr(m.resource(44), "service.name")).isEqualTo("greeter-client");
+    assertThat(attr(m.resource(44), "container.id")).isEqualTo(ID);
+    assertThat(attr(m.resource(45), "service.name")).isEqualTo("greeter-serv"); // comm, when exe is unreadable
+    assertThat(attr(m.resource(45), "process.runtime.version")).isNull();
+  }
+
+  @Test
+  void missingProcessStillGetsAResourceAndForgetDropsIt() {
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, Map.of(), "h");
+    Resource r = m.resource(99);
+    assertThat(attr(r, "service.name")).isEqualTo("unknown_service:go");
+    assertThat(m.size()).isEqualTo(1);
+    m.register(new ProcessInfo(99, Path.of("/usr/bin/srv"), "go1.21.0"));
+    assertThat(attr(m.resource(99), "service.name")).isEqualTo("srv");
+    m.forget(99);
+    assertThat(m.size()).isZero();
+  }
+
+  @Test
+  void containerIdFormats() throws Exception {
+    for (String line :
+        new String[] {
+          "0::/system.slice/cri-containerd-" + ID + ".scope",
+          "0::/kubepods.slice/kubepods-pod1.slice/crio-" + ID + ".scope",
+          "1:name=systemd:/docker/" + ID,
+        }) {
+      Path dir = Files.createDirectories(proc.resolve("x" + line.hashCode()));
+      Files.writeString(dir.resolve("cgroup"), line + "\n");
+      assertThat(ProcFsProcessMetadata.readContainerId(dir)).as(line).isEqualTo(ID);
+    }
+  }
+}

@@ -1,0 +1,593 @@
+package io.gospan.receiver.span;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.receiver.config.SemconvMode;
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.HeaderField;
+import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.metrics.SelfTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.sdk.trace.IdGenerator;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class SpanAssemblerTest {
+  static final long MS = 1_000_000L;
+
+  TestClock time;
+  MonotonicClock clock;
+  SelfTelemetry telemetry;
+  List<FinishedSpan> out;
+  SpanAssembler assembler;
+  Events conn;
+  long t0;
+
+  @BeforeEach
+  void setUp() {
+    time = new TestClock();
+    clock = MonotonicClock.of(time);
+    conn = new Events(40000);
+    t0 = time.now;
+    build(settings(SemconvMode.STABLE));
+  }
+
+  static SpanAssembler.Settings settings(SemconvMode mode) {
+    return new SpanAssembler.Settings(
+        Duration.ofSeconds(30), 1000, Duration.ofSeconds(2), 100, mode, Set.of("x-request-id", "authorization"));
+  }
+
+  void build(SpanAssembler.Settings s) {
+    telemetry = new SelfTelemetry();
+    out = new ArrayList<>();
+    assembler = new SpanAssembler(s, clock, new FakeMetadata(), telemetry, out::add, IdGenerator.random());
+  }
+
+  void feed(HeaderEvent... events) {
+    for (HeaderEvent e : events) {
+      assembler.accept(e);
+    }
+  }
+
+  SpanData only(SpanKind kind) {
+    List<SpanData> l = out.stream().map(FinishedSpan::span).filter(s -> s.getKind() == kind).toList();
+    assertThat(l).hasSize(1);
+    return l.get(0);
+  }
+
+  long counter(String name) {
+    return telemetry.counter(name).total();
+  }
+
+  static <T> T attr(SpanData s, AttributeKey<T> key) {
+    return s.getAttributes().get(key);
+  }
+
+  // ------------------------------------------------------------------ RPC shapes
+
+  @Test
+  void unaryOkGivesLinkedClientAndServerSpans() {
+    feed(
+        conn.clientStart(1, t0),
+        conn.serverStart(1, t0 + 1 * MS),
+        conn.serverHeaders(1, t0 + 2 * MS),
+        conn.serverTrailers(1, t0 + 3 * MS, 0, null),
+        conn.clientHeaders(1, t0 + 4 * MS),
+        conn.clientTrailers(1, t0 + 5 * MS, 0, null));
+
+    assertThat(out).hasSize(2);
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(client.getName()).isEqualTo("helloworld.Greeter/SayHello");
+    assertThat(server.getName()).isEqualTo("helloworld.Greeter/SayHello");
+    assertThat(client.getStartEpochNanos()).isEqualTo(t0 + TestClock.OFFSET);
+    assertThat(client.getEndEpochNanos()).isEqualTo(t0 + 5 * MS + TestClock.OFFSET);
+    assertThat(server.getStartEpochNanos()).isEqualTo(t0 + 1 * MS + TestClock.OFFSET);
+    assertThat(server.getEndEpochNanos()).isEqualTo(t0 + 3 * MS + TestClock.OFFSET);
+    assertThat(client.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(server.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+
+    assertThat(client.getParentSpanContext().isValid()).isFalse();
+    assertThat(server.getTraceId()).isEqualTo(client.getTraceId());
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+    assertThat(server.getParentSpanContext().isRemote()).isTrue();
+    assertThat(counter(SelfTelemetry.SPANS_LINKED)).isEqualTo(1);
+
+    assertThat(attr(client, RpcAttributes.RPC_SYSTEM_NAME)).isEqualTo("grpc");
+    assertThat(attr(client, RpcAttributes.RPC_METHOD)).isEqualTo("helloworld.Greeter/SayHello");
+    assertThat(attr(client, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("OK");
+    assertThat(attr(client, RpcAttributes.ERROR_TYPE)).isNull();
+    assertThat(attr(client, RpcAttributes.SERVER_ADDRESS)).isEqualTo("greeter.example");
+    assertThat(attr(client, RpcAttributes.SERVER_PORT)).isEqualTo(50051L);
+    assertThat(attr(client, RpcAttributes.NETWORK_PEER_ADDRESS)).isEqualTo("10.0.0.2");
+    assertThat(attr(client, RpcAttributes.NETWORK_PEER_PORT)).isEqualTo(50051L);
+    assertThat(attr(client, RpcAttributes.CLIENT_ADDRESS)).isNull();
+    assertThat(attr(server, RpcAttributes.CLIENT_ADDRESS)).isEqualTo("10.0.0.1");
+    assertThat(attr(server, RpcAttributes.CLIENT_PORT)).isEqualTo(40000L);
+    assertThat(attr(server, RpcAttributes.NETWORK_PEER_ADDRESS)).isEqualTo("10.0.0.1");
+    assertThat(attr(server, RpcAttributes.RPC_SYSTEM)).isNull();
+    assertThat(attr(server, RpcAttributes.GOSPAN_INCOMPLETE)).isNull();
+    assertThat(client.getResource().getAttribute(AttributeKey.stringKey("service.name"))).isEqualTo("svc-100");
+    assertThat(server.getResource().getAttribute(AttributeKey.stringKey("service.name"))).isEqualTo("svc-200");
+
+    FinishedSpan f = out.get(0);
+    assertThat(f.complete()).isTrue();
+    assertThat(f.method()).isEqualTo("helloworld.Greeter/SayHello");
+    assertThat(assembler.inFlight()).isZero();
+    assertThat(assembler.heldServerSpans()).isZero();
+  }
+
+  @Test
+  void unaryErrorFollowsPerSideRules() {
+    feed(
+        conn.clientStart(1, t0),
+        conn.serverStart(1, t0 + MS),
+        conn.serverHeaders(1, t0 + 2 * MS),
+        conn.serverTrailers(1, t0 + 3 * MS, 5, "no%20such%20user: %E2%9C%93 100%"),
+        conn.clientHeaders(1, t0 + 4 * MS),
+        conn.clientTrailers(1, t0 + 5 * MS, 5, "no%20such%20user: %E2%9C%93 100%"));
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    // NOT_FOUND: the client's error, not the server's.
+    assertThat(client.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(client.getStatus().getDescription()).isEqualTo("no such user: ✓ 100%");
+    assertThat(attr(client, RpcAttributes.ERROR_TYPE)).isEqualTo("NOT_FOUND");
+    assertThat(attr(client, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("NOT_FOUND");
+    assertThat(server.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(attr(server, RpcAttributes.ERROR_TYPE)).isNull();
+    assertThat(attr(server, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("NOT_FOUND");
+  }
+
+  @Test
+  void serverSideErrorCodesMarkTheServerSpan() {
+    int stream = 1;
+    for (GrpcStatus s : GrpcStatus.values()) {
+      feed(conn.serverStart(stream, t0), conn.serverTrailers(stream, t0 + MS, s.code(), "m"));
+      stream += 2;
+    }
+    assembler.flush();
+    List<String> errors =
+        out.stream()
+            .map(FinishedSpan::span)
+            .filter(sp -> sp.getStatus().getStatusCode() == StatusCode.ERROR)
+            .map(sp -> attr(sp, RpcAttributes.RPC_RESPONSE_STATUS_CODE))
+            .toList();
+    assertThat(errors)
+        .containsExactlyInAnyOrder("UNKNOWN", "DEADLINE_EXCEEDED", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS");
+  }
+
+  @Test
+  void trailersOnlyEndsBothSides() {
+    feed(
+        conn.clientStart(1, t0),
+        conn.serverStart(1, t0 + MS),
+        conn.serverTrailersOnly(1, t0 + 2 * MS, 12, "unknown service"),
+        conn.clientTrailersOnly(1, t0 + 3 * MS, 12, "unknown service"));
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(client.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(server.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(server.getStatus().getDescription()).isEqualTo("unknown service");
+    assertThat(attr(server, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("UNIMPLEMENTED");
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+  }
+
+  /** Server-, client- and bidi-streaming look alike at the header level: one span from open to trailers. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("streamingKinds")
+  void streamingCallIsOneSpanFromOpenToTrailers(String kind, long durationMs) {
+    feed(conn.clientStart(1, t0), conn.serverStart(1, t0 + MS), conn.serverHeaders(1, t0 + 2 * MS), conn.clientHeaders(1, t0 + 3 * MS));
+    time.advanceMillis(durationMs); // messages flow; no header events
+    assembler.expire();
+    assertThat(out).isEmpty();
+    feed(
+        conn.serverTrailers(1, t0 + durationMs * MS, 0, null),
+        conn.clientTrailers(1, t0 + (durationMs + 1) * MS, 0, null));
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(client.getEndEpochNanos() - client.getStartEpochNanos()).isEqualTo((durationMs + 1) * MS);
+    assertThat(server.getEndEpochNanos() - server.getStartEpochNanos()).isEqualTo((durationMs - 1) * MS);
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+  }
+
+  static Stream<Arguments> streamingKinds() {
+    return Stream.of(
+        Arguments.of("server streaming", 5_000L), Arguments.of("client streaming", 12_000L), Arguments.of("bidi", 25_000L));
+  }
+
+  @Test
+  void concurrentStreamsOnOneConnectionAndReusedIdsOnAnother() {
+    Events other = new Events(40001); // another connection: stream ids restart at 1
+    feed(
+        conn.clientStart(1, t0),
+        conn.clientStart(3, t0 + MS),
+        other.clientStart(1, t0 + 2 * MS),
+        conn.serverStart(3, t0 + 3 * MS),
+        conn.serverStart(1, t0 + 3 * MS),
+        other.serverStart(1, t0 + 4 * MS),
+        conn.serverTrailers(3, t0 + 5 * MS, 0, null),
+        other.serverTrailers(1, t0 + 6 * MS, 13, "boom"),
+        conn.serverTrailers(1, t0 + 7 * MS, 0, null),
+        conn.clientTrailers(1, t0 + 8 * MS, 0, null),
+        other.clientTrailers(1, t0 + 9 * MS, 13, "boom"),
+        conn.clientTrailers(3, t0 + 10 * MS, 0, null));
+    assertThat(out).hasSize(6);
+    List<SpanData> clients = out.stream().map(FinishedSpan::span).filter(s -> s.getKind() == SpanKind.CLIENT).toList();
+    List<SpanData> servers = out.stream().map(FinishedSpan::span).filter(s -> s.getKind() == SpanKind.SERVER).toList();
+    for (SpanData server : servers) {
+      SpanData parent =
+          clients.stream().filter(c -> c.getSpanId().equals(server.getParentSpanId())).findFirst().orElseThrow();
+      assertThat(parent.getTraceId()).isEqualTo(server.getTraceId());
+      assertThat(attr(parent, RpcAttributes.NETWORK_PEER_PORT)).isEqualTo(50051L);
+      assertThat(attr(parent, RpcAttributes.RPC_RESPONSE_STATUS_CODE))
+          .isEqualTo(attr(server, RpcAttributes.RPC_RESPONSE_STATUS_CODE));
+      assertThat(attr(server, RpcAttributes.CLIENT_PORT)).isEqualTo(attr(server, RpcAttributes.CLIENT_PORT));
+    }
+    assertThat(clients.stream().map(SpanData::getTraceId).distinct()).hasSize(3);
+  }
+
+  // ------------------------------------------------------------------ ends that never come
+
+  @Test
+  void lostEndTimesOutAsIncomplete() {
+    feed(conn.clientStart(1, t0), conn.clientHeaders(1, t0 + 2 * MS));
+    time.advanceMillis(29_000);
+    assembler.expire();
+    assertThat(out).isEmpty();
+    time.advanceMillis(1_000);
+    assembler.expire();
+    SpanData client = only(SpanKind.CLIENT);
+    assertThat(attr(client, RpcAttributes.GOSPAN_INCOMPLETE)).isTrue();
+    assertThat(attr(client, RpcAttributes.GOSPAN_INCOMPLETE_REASON)).isEqualTo("timeout");
+    assertThat(attr(client, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isNull();
+    assertThat(client.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(client.getEndEpochNanos()).isEqualTo(t0 + 2 * MS + TestClock.OFFSET); // last event seen
+    assertThat(out.get(0).complete()).isFalse();
+    assertThat(telemetry.counter(SelfTelemetry.SPANS_INCOMPLETE).value(Attributes.of(SelfTelemetry.REASON, "timeout")))
+        .isEqualTo(1);
+    assertThat(assembler.inFlight()).isZero();
+    // The late trailers are unmatched, not a second span.
+    feed(conn.clientTrailers(1, time.now, 0, null));
+    time.advanceMillis(3_000);
+    assembler.expire();
+    assertThat(out).hasSize(1);
+    assertThat(counter(SelfTelemetry.EVENTS_UNMATCHED)).isEqualTo(1);
+  }
+
+  @Test
+  void cancelledCallEndsBothSidesWhenTheConnectionCloses() {
+    // The client cancels: RST_STREAM, no trailers on either side.
+    feed(conn.clientStart(1, t0), conn.serverStart(1, t0 + MS), conn.serverHeaders(1, t0 + 2 * MS));
+    assembler.connectionClosed(conn.serverPid, conn.serverConn);
+    assembler.connectionClosed(conn.clientPid, conn.clientConn);
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(attr(client, RpcAttributes.GOSPAN_INCOMPLETE_REASON)).isEqualTo("connection_closed");
+    assertThat(attr(server, RpcAttributes.GOSPAN_INCOMPLETE_REASON)).isEqualTo("connection_closed");
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+  }
+
+  @Test
+  void cancelledWithStatusFromServerIsNotAServerError() {
+    feed(
+        conn.clientStart(1, t0),
+        conn.serverStart(1, t0 + MS),
+        conn.serverTrailers(1, t0 + 2 * MS, 1, "context canceled"));
+    time.advanceMillis(31_000);
+    assembler.expire(); // the client's end never comes (it reset the stream)
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(server.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(attr(server, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("CANCELLED");
+    assertThat(attr(client, RpcAttributes.GOSPAN_INCOMPLETE)).isTrue();
+  }
+
+  @Test
+  void rstStreamOnServerTimesOutAndProcessExitEndsTheRest() {
+    feed(conn.serverStart(1, t0), conn.serverStart(3, t0 + MS), conn.clientStart(5, t0 + MS));
+    time.advanceMillis(30_000);
+    assembler.expire();
+    assertThat(out).hasSize(3);
+    assertThat(out).allSatisfy(f -> assertThat(f.complete()).isFalse());
+    feed(conn.serverStart(7, time.now));
+    assembler.processExited(conn.serverPid);
+    assertThat(out).hasSize(4);
+    assertThat(attr(out.get(3).span(), RpcAttributes.GOSPAN_INCOMPLETE_REASON)).isEqualTo("process_exited");
+  }
+
+  @Test
+  void flushEndsEverythingAsShutdown() {
+    feed(conn.clientStart(1, t0), conn.serverStart(3, t0));
+    assembler.flush();
+    assertThat(out).hasSize(2);
+    assertThat(out).allSatisfy(f -> assertThat(attr(f.span(), RpcAttributes.GOSPAN_INCOMPLETE_REASON)).isEqualTo("shutdown"));
+  }
+
+  // ------------------------------------------------------------------ arrival orders
+
+  /** Every interleaving of the client's (start, end) with the server's (start, end). */
+  static Stream<Arguments> interleavings() {
+    List<Arguments> all = new ArrayList<>();
+    String[] orders = {"CcSs", "CSce", "CSsc", "SCcs", "SCsc", "SsCc"};
+    for (String o : orders) {
+      all.add(Arguments.of(o));
+    }
+    return all.stream();
+  }
+
+  /** C/c = client start/end, S/s = server start/end (the order of arrival, not of occurrence). */
+  @ParameterizedTest(name = "arrival order {0}")
+  @MethodSource("interleavings")
+  void linksWhateverOrderTheSidesArriveIn(String order) {
+    String o = order.replace("e", "s");
+    for (char ch : o.toCharArray()) {
+      time.advanceMillis(1);
+      switch (ch) {
+        case 'C' -> feed(conn.clientStart(1, t0));
+        case 'c' -> feed(conn.clientTrailersOnly(1, t0 + 4 * MS, 0, null));
+        case 'S' -> feed(conn.serverStart(1, t0 + MS));
+        case 's' -> feed(conn.serverTrailersOnly(1, t0 + 3 * MS, 0, null));
+        default -> throw new AssertionError(ch);
+      }
+    }
+    time.advanceMillis(5_000);
+    assembler.expire();
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(server.getTraceId()).isEqualTo(client.getTraceId());
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+    assertThat(assembler.heldServerSpans()).isZero();
+  }
+
+  @Test
+  void endBeforeStartOnOneSideStillMakesTheSpan() {
+    feed(conn.clientTrailersOnly(1, t0 + 4 * MS, 0, null), conn.clientStart(1, t0));
+    SpanData client = only(SpanKind.CLIENT);
+    assertThat(client.getEndEpochNanos() - client.getStartEpochNanos()).isEqualTo(4 * MS);
+    assertThat(counter(SelfTelemetry.EVENTS_UNMATCHED)).isZero();
+  }
+
+  @Test
+  void serverWithNoTracedClientIsReleasedAsRootAfterLinkWait() {
+    feed(conn.serverStart(1, t0), conn.serverTrailers(1, t0 + MS, 0, null));
+    assertThat(out).isEmpty();
+    assertThat(assembler.heldServerSpans()).isEqualTo(1);
+    time.advanceMillis(1_999);
+    assembler.expire();
+    assertThat(out).isEmpty();
+    time.advanceMillis(1);
+    assembler.expire();
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(server.getParentSpanContext().isValid()).isFalse();
+    assertThat(server.getSpanContext().isValid()).isTrue();
+    // A client start after the wait does not re-parent an exported span.
+    feed(conn.clientStart(1, t0 - MS), conn.clientTrailersOnly(1, t0 + 2 * MS, 0, null));
+    assertThat(only(SpanKind.CLIENT).getTraceId()).isNotEqualTo(server.getTraceId());
+  }
+
+  @Test
+  void clientOfAnEarlierConnectionWithTheSame4TupleIsNotAParent() {
+    feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 0, null));
+    // Same 4-tuple and stream id, but the server stream started after that client span ended.
+    feed(conn.serverStart(1, t0 + 10 * MS), conn.serverTrailersOnly(1, t0 + 11 * MS, 0, null));
+    time.advanceMillis(3_000);
+    assembler.expire();
+    assertThat(only(SpanKind.SERVER).getParentSpanContext().isValid()).isFalse();
+  }
+
+  @Test
+  void noSocketsMeansNoLinkingAndNoWait() {
+    HeaderEvent s = conn.serverStart(1, t0);
+    HeaderEvent noSockets =
+        new HeaderEvent(s.pid(), s.tid(), s.monotonicNs(), s.probe(), s.side(), s.connectionId(), -1, null, 1, false, s.fields(), false);
+    HeaderEvent end = conn.serverTrailers(1, t0 + MS, 0, null);
+    feed(noSockets, new HeaderEvent(end.pid(), end.tid(), end.monotonicNs(), end.probe(), end.side(), end.connectionId(), -1,
+        null, 1, true, end.fields(), false));
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(attr(server, RpcAttributes.NETWORK_PEER_ADDRESS)).isNull();
+    assertThat(attr(server, RpcAttributes.SERVER_ADDRESS)).isEqualTo("greeter.example");
+  }
+
+  // ------------------------------------------------------------------ trace context
+
+  @Test
+  void traceparentMakesBothSidesChildrenOfIt() {
+    String tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    conn.withRequestHeader("traceparent", tp).withRequestHeader("tracestate", "vendor=abc");
+    feed(
+        conn.clientStart(1, t0),
+        conn.serverStart(1, t0 + MS),
+        conn.serverTrailersOnly(1, t0 + 2 * MS, 0, null),
+        conn.clientTrailersOnly(1, t0 + 3 * MS, 0, null));
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(client.getTraceId()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+    assertThat(client.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
+    assertThat(server.getTraceId()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+    assertThat(server.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
+    assertThat(server.getSpanContext().getTraceState().get("vendor")).isEqualTo("abc");
+    assertThat(counter(SelfTelemetry.SPANS_LINKED)).isZero();
+  }
+
+  @Test
+  void malformedTraceparentIsIgnoredAndCounted() {
+    conn.withRequestHeader("traceparent", "00-zzzz-00f067aa0ba902b7-01");
+    feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 0, null));
+    SpanData client = only(SpanKind.CLIENT);
+    assertThat(client.getParentSpanContext().isValid()).isFalse();
+    assertThat(client.getSpanContext().isValid()).isTrue();
+    assertThat(counter(SelfTelemetry.TRACEPARENT_MALFORMED)).isEqualTo(1);
+  }
+
+  // ------------------------------------------------------------------ duplicates and malformed events
+
+  @Test
+  void duplicateEventsAreCountedNotDoubled() {
+    HeaderEvent start = conn.clientStart(1, t0);
+    HeaderEvent end = conn.clientTrailersOnly(1, t0 + MS, 0, null);
+    feed(start, start, end, end);
+    assertThat(out).hasSize(1);
+    assertThat(counter(SelfTelemetry.EVENTS_DUPLICATE)).isEqualTo(1);
+    time.advanceMillis(3_000);
+    assembler.expire();
+    assertThat(counter(SelfTelemetry.EVENTS_UNMATCHED)).isEqualTo(1);
+    assertThat(out).hasSize(1);
+  }
+
+  @Test
+  void malformedEventsAreRejectedByReason() {
+    HeaderEvent ok = conn.clientStart(1, t0);
+    feed(
+        null,
+        new HeaderEvent(0, 1, t0, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.CLIENT, 1, 1, null, 1, false, ok.fields(), false),
+        new HeaderEvent(5, 1, t0, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.CLIENT, 1, 1, null, 0, false, ok.fields(), false),
+        new HeaderEvent(5, 1, t0, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.SERVER, 1, 1, null, 1, true, List.of(), false),
+        new HeaderEvent(5, 1, t0, null, Side.SERVER, 1, 1, null, 1, true, null, false));
+    assertThat(out).isEmpty();
+    SelfTelemetry.Counter m = telemetry.counter(SelfTelemetry.EVENTS_MALFORMED);
+    assertThat(m.total()).isEqualTo(5);
+    assertThat(m.value(Attributes.of(SelfTelemetry.REASON, "bad_stream_id"))).isEqualTo(1);
+    assertThat(m.value(Attributes.of(SelfTelemetry.REASON, "probe_side_mismatch"))).isEqualTo(1);
+    assertThat(assembler.inFlight()).isZero();
+  }
+
+  @Test
+  void badGrpcStatusIsUnknownAndMissingOneComesFromHttpStatus() {
+    feed(conn.clientStart(1, t0), Events.ev(conn.clientPid, t0 + MS, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT,
+        conn.clientConn, conn.clientSockets, 1, true, List.of(HeaderField.of("grpc-status", "banana"))));
+    feed(conn.clientStart(3, t0), Events.ev(conn.clientPid, t0 + MS, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT,
+        conn.clientConn, conn.clientSockets, 3, true, List.of(HeaderField.of(":status", "503"))));
+    assertThat(out).hasSize(2);
+    assertThat(out.get(0).status()).isEqualTo(GrpcStatus.UNKNOWN);
+    assertThat(out.get(1).status()).isEqualTo(GrpcStatus.UNAVAILABLE);
+    assertThat(telemetry.counter(SelfTelemetry.EVENTS_MALFORMED).value(Attributes.of(SelfTelemetry.REASON, "grpc_status")))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void missingOrTruncatedPathGivesOtherMethod() {
+    conn.path(null);
+    feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 0, null));
+    SpanData s = only(SpanKind.CLIENT);
+    assertThat(s.getName()).isEqualTo("grpc");
+    assertThat(attr(s, RpcAttributes.RPC_METHOD)).isEqualTo("_OTHER");
+
+    out.clear();
+    HeaderEvent truncated =
+        Events.ev(conn.clientPid, t0, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.CLIENT, conn.clientConn, conn.clientSockets, 3,
+            false, List.of(new HeaderField(":path", "/helloworld.Greeter/Say", true)));
+    feed(truncated, conn.clientTrailersOnly(3, t0 + MS, 0, null));
+    s = only(SpanKind.CLIENT);
+    assertThat(s.getName()).isEqualTo("grpc");
+    assertThat(attr(s, RpcAttributes.GOSPAN_HEADERS_TRUNCATED)).isTrue();
+  }
+
+  // ------------------------------------------------------------------ bounds
+
+  @Test
+  void inFlightIsBoundedAndOverflowCounted() {
+    build(new SpanAssembler.Settings(Duration.ofSeconds(30), 2, Duration.ofSeconds(2), 100, SemconvMode.STABLE, Set.of()));
+    for (int i = 0; i < 10_000; i++) {
+      feed(conn.clientStart(2 * i + 1, t0));
+    }
+    assertThat(assembler.inFlight()).isEqualTo(2);
+    assertThat(counter(SelfTelemetry.STREAMS_OVERFLOW)).isEqualTo(9_998);
+  }
+
+  @Test
+  void heldServerSpansAreBounded() {
+    build(new SpanAssembler.Settings(Duration.ofSeconds(30), 1000, Duration.ofSeconds(2), 3, SemconvMode.STABLE, Set.of()));
+    for (int i = 0; i < 10; i++) {
+      feed(conn.serverStart(2 * i + 1, t0), conn.serverTrailersOnly(2 * i + 1, t0 + MS, 0, null));
+    }
+    assertThat(assembler.heldServerSpans()).isEqualTo(3);
+    assertThat(out).hasSize(7);
+    assertThat(counter(SelfTelemetry.LINKS_OVERFLOW)).isEqualTo(7);
+    time.advanceMillis(2_000);
+    assembler.expire();
+    assertThat(out).hasSize(10);
+  }
+
+  // ------------------------------------------------------------------ conventions and headers
+
+  @Test
+  void oldConventions() {
+    build(settings(SemconvMode.OLD));
+    feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 14, "down"));
+    SpanData s = only(SpanKind.CLIENT);
+    assertThat(attr(s, RpcAttributes.RPC_SYSTEM)).isEqualTo("grpc");
+    assertThat(attr(s, RpcAttributes.RPC_SERVICE)).isEqualTo("helloworld.Greeter");
+    assertThat(attr(s, RpcAttributes.RPC_METHOD)).isEqualTo("SayHello");
+    assertThat(attr(s, RpcAttributes.RPC_GRPC_STATUS_CODE)).isEqualTo(14L);
+    assertThat(attr(s, RpcAttributes.RPC_SYSTEM_NAME)).isNull();
+    assertThat(attr(s, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isNull();
+    assertThat(s.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+  }
+
+  @Test
+  void dupConventionsEmitBothWithTheCurrentMethod() {
+    build(settings(SemconvMode.DUP));
+    feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 0, null));
+    SpanData s = only(SpanKind.CLIENT);
+    assertThat(attr(s, RpcAttributes.RPC_SYSTEM)).isEqualTo("grpc");
+    assertThat(attr(s, RpcAttributes.RPC_SYSTEM_NAME)).isEqualTo("grpc");
+    assertThat(attr(s, RpcAttributes.RPC_SERVICE)).isEqualTo("helloworld.Greeter");
+    assertThat(attr(s, RpcAttributes.RPC_METHOD)).isEqualTo("helloworld.Greeter/SayHello");
+    assertThat(attr(s, RpcAttributes.RPC_GRPC_STATUS_CODE)).isEqualTo(0L);
+    assertThat(attr(s, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("OK");
+  }
+
+  @Test
+  void onlyAllowedHeadersAreCapturedAndNeverCredentials() {
+    conn.withRequestHeader("x-request-id", "r-1").withRequestHeader("authorization", "Bearer secret")
+        .withRequestHeader("x-other", "no");
+    feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 0, null));
+    SpanData s = only(SpanKind.CLIENT);
+    assertThat(attr(s, AttributeKey.stringArrayKey("rpc.request.metadata.x-request-id"))).containsExactly("r-1");
+    assertThat(s.getAttributes().asMap().keySet()).noneMatch(k -> k.getKey().contains("authorization"));
+    assertThat(s.getAttributes().asMap().keySet()).noneMatch(k -> k.getKey().contains("x-other"));
+    assertThat(s.getAttributes().asMap().values()).noneMatch(v -> String.valueOf(v).contains("secret"));
+  }
+
+  @Test
+  void hpackWriteFieldEventsEndServerSpans() {
+    feed(conn.serverStart(1, t0));
+    feed(Events.ev(conn.serverPid, t0 + MS, ProbeKind.HPACK_ENCODER_WRITE_FIELD, Side.SERVER, conn.serverConn,
+        conn.serverSockets, 1, false, List.of(HeaderField.of(":status", "200"))));
+    feed(Events.ev(conn.serverPid, t0 + 2 * MS, ProbeKind.HPACK_ENCODER_WRITE_FIELD, Side.SERVER, conn.serverConn,
+        conn.serverSockets, 1, false, List.of(HeaderField.of("grpc-status", "13"))));
+    time.advanceMillis(2_000);
+    assembler.expire();
+    SpanData s = only(SpanKind.SERVER);
+    assertThat(attr(s, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("INTERNAL");
+    assertThat(s.getEndEpochNanos() - s.getStartEpochNanos()).isEqualTo(2 * MS);
+  }
+
+  @Test
+  void pathAndAuthorityParsing() {
+    assertThat(SpanAssembler.fullMethod("/a.B/C")).isEqualTo("a.B/C");
+    assertThat(SpanAssembler.fullMethod("/B/C")).isEqualTo("B/C");
+    assertThat(SpanAssembler.fullMethod("a.B/C")).isNull();
+    assertThat(SpanAssembler.fullMethod("/a.B/C/D")).isNull();
+    assertThat(SpanAssembler.fullMethod("//C")).isNull();
+    assertThat(SpanAssembler.fullMethod("/a.B/")).isNull();
+    assertThat(SpanAssembler.splitAuthority("h:1")).containsExactly("h", "1");
+    assertThat(SpanAssembler.splitAuthority("h")).containsExactly("h", null);
+    assertThat(SpanAssembler.splitAuthority("[::1]:443")).containsExactly("::1", "443");
+    assertThat(SpanAssembler.splitAuthority("h:99999")).containsExactly("h", null);
+    assertThat(SpanAssembler.splitAuthority("")).isNull();
+  }
+}
