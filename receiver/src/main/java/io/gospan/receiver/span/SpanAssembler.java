@@ -103,7 +103,11 @@ public final class SpanAssembler {
     }
   }
 
-  private record StreamKey(int pid, long connection, int streamId, Side side) {}
+  /**
+   * A stream: the 4-tuple is part of the key because Go may allocate a new connection at the
+   * address of a closed one, so the connection id alone can repeat over time.
+   */
+  private record StreamKey(int pid, long connection, SocketPair sockets, int streamId, Side side) {}
 
   /** A client→server flow: the client's own end, the server's end, the stream id. */
   private record FlowKey(InetSocketAddress clientEnd, InetSocketAddress serverEnd, int streamId) {
@@ -354,7 +358,7 @@ public final class SpanAssembler {
 
   private static StreamKey keyOf(HeaderEvent e) {
     long conn = e.connectionId() != 0 ? e.connectionId() : (e.fd() >= 0 ? -1L - e.fd() : 0);
-    return new StreamKey(e.pid(), conn, e.streamId(), e.side());
+    return new StreamKey(e.pid(), conn, e.sockets(), e.streamId(), e.side());
   }
 
   private static boolean isStart(HeaderEvent e) {

@@ -53,10 +53,15 @@ class GrpcProbesIT {
     }
   }
 
+  /**
+   * Groups events into streams by (pid, connection, socket 4-tuple, stream id). The 4-tuple is
+   * part of the key because Go may allocate a new connection at the address of a closed one:
+   * the connection id alone can repeat across connections over time.
+   */
   static List<Stream> streams(List<HeaderEvent> events) {
-    Map<List<Long>, List<HeaderEvent>> byKey = new LinkedHashMap<>();
+    Map<List<Object>, List<HeaderEvent>> byKey = new LinkedHashMap<>();
     for (HeaderEvent e : events) {
-      byKey.computeIfAbsent(List.of((long) e.pid(), e.connectionId(), (long) e.streamId()), k -> new ArrayList<>())
+      byKey.computeIfAbsent(List.of(e.pid(), e.connectionId(), String.valueOf(e.sockets()), e.streamId()), k -> new ArrayList<>())
           .add(e);
     }
     return byKey.values().stream()

@@ -79,6 +79,20 @@ class SpanAssemblerTest {
   // ------------------------------------------------------------------ RPC shapes
 
   @Test
+  void aNewConnectionAtTheAddressOfAClosedOneIsANewStreamNotADuplicate() {
+    // Same pid and connection id (Go reused the object's address), different client port.
+    Events reused = new Events(Events.CLIENT_PID, Events.SERVER_PID, conn.clientConn, conn.serverConn, 40001);
+    feed(conn.clientStart(1, t0)); // its end was lost
+    feed(
+        reused.clientStart(1, t0 + 10 * MS),
+        reused.clientHeaders(1, t0 + 11 * MS),
+        reused.clientTrailers(1, t0 + 12 * MS, 0, null));
+    assertThat(out).hasSize(1);
+    assertThat(counter(SelfTelemetry.EVENTS_DUPLICATE)).isZero();
+    assertThat(assembler.inFlight()).isEqualTo(1);
+  }
+
+  @Test
   void unaryOkGivesLinkedClientAndServerSpans() {
     feed(
         conn.clientStart(1, t0),
