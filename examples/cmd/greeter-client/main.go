@@ -218,6 +218,9 @@ type summary struct {
 	RPC        string           `json:"rpc"`
 	Expected   string           `json:"expected"`
 	Unexpected int64            `json:"unexpected"`
+	// CPU time this client process used (getrusage RUSAGE_SELF), for overhead benchmarks.
+	CPUUserMs float64 `json:"cpu_user_ms"`
+	CPUSysMs  float64 `json:"cpu_sys_ms"`
 }
 
 // run makes the calls and prints the summary; ok reports whether every call
@@ -333,6 +336,11 @@ func run(cfg config) (ok bool, err error) {
 	}
 	if elapsed > 0 {
 		s.CallsPerS = round3(float64(total.calls) / elapsed.Seconds())
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		s.CPUUserMs = round3(float64(ru.Utime.Nano()) / 1e6)
+		s.CPUSysMs = round3(float64(ru.Stime.Nano()) / 1e6)
 	}
 	for code, n := range total.codes {
 		s.Codes[greeter.CodeName(code)] = n

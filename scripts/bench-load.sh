@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Load benchmark: the example server under fixed workloads without and with gospan attached,
+# alternating, several rounds; prints calls/s, p50/p99, target CPU per call, and the
+# sidecar's CPU, RSS and event loss. Usage: scripts/bench-load.sh [rounds]   (root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+examples/build.sh >/dev/null
+mvn -B -q -ntp -DskipTests package
+cp=$(mvn -B -q -ntp -pl receiver dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=/dev/stdout)
+exec java -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"
