@@ -1,0 +1,288 @@
+package io.gospan.receiver.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.gospan.receiver.config.ConfigLoader;
+import io.gospan.receiver.config.GospanConfig;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The demo's docker-compose.yml and Dockerfiles are consistent with each other and with the
+ * repository. There is no Docker engine where the tests run, so this is what keeps the demo from
+ * rotting: names that must match do, files that are mounted or built exist, and the sidecar has
+ * what it needs to trace the server.
+ */
+class DockerComposeTest {
+  /** Capabilities the sidecar needs on current kernels; see docker-compose.yml for each one's reason. */
+  static final Set<String> SIDECAR_CAPS = Set.of("SYS_ADMIN", "SYS_PTRACE");
+
+  private static Path root;
+  private static JsonNode services;
+
+  @BeforeAll
+  static void load() throws IOException {
+    root = ExampleApps.repoRoot();
+    JsonNode compose = new YAMLMapper().readTree(root.resolve("docker-compose.yml").toFile());
+    services = compose.path("services");
+    assertThat(services.isObject()).as("docker-compose.yml has services").isTrue();
+  }
+
+  private static JsonNode service(String name) {
+    JsonNode s = services.path(name);
+    assertThat(s.isObject()).as("service %s exists", name).isTrue();
+    return s;
+  }
+
+  @Test
+  void hasTheFourServices() {
+    assertThat(fieldNames(services)).containsExactlyInAnyOrder("jaeger", "greeter-server", "greeter-client", "gospan");
+  }
+
+  @Test
+  void everyServiceReferenceNamesAService() {
+    Set<String> names = fieldNames(services);
+    services.fields().forEachRemaining(e -> {
+      JsonNode s = e.getValue();
+      for (String dep : dependsOn(s)) {
+        assertThat(names).as("%s depends_on %s", e.getKey(), dep).contains(dep);
+      }
+      for (String key : List.of("pid", "network_mode", "ipc")) {
+        String v = s.path(key).asText("");
+        if (v.startsWith("service:")) {
+          assertThat(names).as("%s %s: %s", e.getKey(), key, v).contains(v.substring("service:".length()));
+        }
+      }
+    });
+  }
+
+  @Test
+  void sidecarSharesTheServersPidNamespaceWithTheCapabilitiesItNeeds() {
+    JsonNode gospan = service("gospan");
+    assertThat(gospan.path("pid").asText()).isEqualTo("service:greeter-server");
+    if (!gospan.path("privileged").asBoolean(false)) {
+      Set<String> caps = upper(texts(gospan.path("cap_add")));
+      assertThat(caps).as("gospan cap_add").containsAll(SIDECAR_CAPS);
+      if (upper(texts(gospan.path("cap_drop"))).contains("ALL")) {
+        assertThat(caps).as("with cap_drop ALL, owner-only /proc files need").contains("DAC_READ_SEARCH");
+      }
+    }
+    // The sidecar must start after what it traces and what it exports to.
+    assertThat(dependsOn(gospan)).contains("greeter-server", "jaeger");
+  }
+
+  @Test
+  void sidecarConfigIsMountedFromTheRepositoryAtThePathItsCommandNames() {
+    JsonNode gospan = service("gospan");
+    List<String> command = texts(gospan.path("command"));
+    int i = command.indexOf("--config");
+    assertThat(i).as("gospan command %s has --config", command).isNotNegative();
+    String configPath = command.get(i + 1);
+
+    Map<String, String> mounts = new HashMap<>(); // container path -> host path
+    for (JsonNode v : gospan.path("volumes")) {
+      String[] parts = v.asText().split(":");
+      assertThat(parts.length).as("short volume syntax: %s", v).isBetween(2, 3);
+      mounts.put(parts[1], parts[0]);
+      if (parts[0].startsWith(".")) {
+        assertThat(root.resolve(parts[0]).normalize()).as("mounted %s", parts[0]).exists();
+      }
+    }
+    assertThat(mounts).as("a volume at %s", configPath).containsKey(configPath);
+    Path hostConfig = root.resolve(mounts.get(configPath)).normalize();
+    assertThat(hostConfig).isRegularFile();
+
+    // The mounted file is a valid gospan configuration exporting to the jaeger service.
+    GospanConfig config = ConfigLoader.load(hostConfig, Map.of());
+    URI endpoint = URI.create(config.exporter().otlp().endpoint());
+    assertThat(endpoint.getHost()).isEqualTo("jaeger");
+    assertThat(endpoint.getPort()).isEqualTo(4317);
+
+    // The environment's endpoint (which wins over the file) agrees.
+    String env = environment(gospan).get("OTEL_EXPORTER_OTLP_ENDPOINT");
+    assertThat(env).isEqualTo("http://jaeger:4317");
+    assertThat(fieldNames(services)).contains(URI.create(env).getHost());
+  }
+
+  @Test
+  void builtImagesHaveTheirDockerfiles() {
+    int builds = 0;
+    for (var it = services.fields(); it.hasNext(); ) {
+      var e = it.next();
+      JsonNode build = e.getValue().path("build");
+      if (build.isMissingNode()) {
+        continue;
+      }
+      builds++;
+      String context = build.isTextual() ? build.asText() : build.path("context").asText(".");
+      String dockerfile = build.isTextual() ? "Dockerfile" : build.path("dockerfile").asText("Dockerfile");
+      Path dir = root.resolve(context).normalize();
+      assertThat(dir).as("%s build context", e.getKey()).isDirectory();
+      assertThat(dir.resolve(dockerfile)).as("%s Dockerfile", e.getKey()).isRegularFile();
+    }
+    assertThat(builds).isGreaterThanOrEqualTo(2);
+    assertThat(service("gospan").path("build").path("dockerfile").asText()).isEqualTo("receiver/Dockerfile");
+    assertThat(service("greeter-server").path("build").asText()).isEqualTo("./examples");
+    // Every service without a build section uses a published image.
+    services.fields().forEachRemaining(e -> {
+      if (e.getValue().path("build").isMissingNode()) {
+        assertThat(e.getValue().path("image").asText()).as("%s image", e.getKey()).contains("/");
+      }
+    });
+  }
+
+  @Test
+  void receiverDockerfileRunsTheFatJarWithTheMountedConfig() throws IOException {
+    String df = Files.readString(root.resolve("receiver/Dockerfile"));
+    List<String> stages = List.of(df.split("(?m)^FROM "));
+    assertThat(stages).hasSize(3); // preamble + build + runtime
+    String build = stages.get(1);
+    String runtime = stages.get(2);
+    assertThat(build).contains("clang", "libbpf-dev", "bpftool", "maven", "openjdk-17-jdk");
+    assertThat(build).contains("receiver/target/gospan.jar");
+    assertThat(runtime).contains("17-jre").contains("libbpf1");
+    assertThat(runtime).contains("/opt/gospan/gospan.jar");
+    assertThat(runtime).contains("ENTRYPOINT [\"java\", \"-jar\", \"/opt/gospan/gospan.jar\"]");
+    assertThat(runtime).contains("CMD [\"run\", \"--config\", \"/etc/gospan/gospan.yaml\"]");
+    // What the build copies exists.
+    for (String src : copiedSources(build)) {
+      assertThat(root.resolve(src)).as("COPY %s", src).exists();
+    }
+    for (String src : copiedSources(runtime)) {
+      assertThat(root.resolve(src)).as("COPY %s", src).exists();
+    }
+  }
+
+  @Test
+  void examplesDockerfileBuildsWithBuildSh() throws IOException {
+    Path examples = root.resolve("examples");
+    String df = Files.readString(examples.resolve("Dockerfile"));
+    assertThat(df).contains("./build.sh").contains("greeter-server").contains("greeter-client");
+    assertThat(examples.resolve("build.sh")).isExecutable();
+    // the Go line of go.mod and the golang image agree
+    String goLine = Files.readAllLines(examples.resolve("go.mod")).stream()
+        .filter(l -> l.startsWith("go "))
+        .findFirst()
+        .orElseThrow();
+    Matcher m = Pattern.compile("^go (\\d+\\.\\d+)").matcher(goLine);
+    assertThat(m.find()).isTrue();
+    assertThat(df).contains("FROM golang:" + m.group(1));
+  }
+
+  @Test
+  void jaegerPublishesOtlpGrpcAndTheUi() {
+    Set<Integer> published = new HashSet<>();
+    for (JsonNode p : service("jaeger").path("ports")) {
+      if (p.isObject()) {
+        published.add(p.path("target").asInt());
+      } else {
+        String[] parts = p.asText().split(":");
+        published.add(Integer.parseInt(parts[parts.length - 1].replaceAll("/.*", "")));
+      }
+    }
+    assertThat(published).contains(4317, 16686);
+    assertThat(service("jaeger").path("image").asText()).startsWith("jaegertracing/jaeger:2.");
+  }
+
+  @Test
+  void clientCallsTheServerServiceOnTheServersPortWithAllRpcKindsInALoop() {
+    List<String> server = texts(service("greeter-server").path("command"));
+    String listen = flag(server, "-addr");
+    assertThat(listen).as("server listens on all interfaces").startsWith("0.0.0.0:");
+    String serverPort = listen.substring(listen.lastIndexOf(':') + 1);
+
+    List<String> client = texts(service("greeter-client").path("command"));
+    String target = flag(client, "-addr");
+    assertThat(target).isEqualTo("greeter-server:" + serverPort);
+    assertThat(fieldNames(services)).contains(target.substring(0, target.lastIndexOf(':')));
+    assertThat(flag(client, "-n")).isEqualTo("0");
+    assertThat(flag(client, "-rate")).isEqualTo("5");
+    assertThat(flag(client, "-rpc")).isEqualTo("all");
+    assertThat(client.get(0)).isEqualTo("greeter-client");
+    assertThat(server.get(0)).isEqualTo("greeter-server");
+  }
+
+  // --- helpers ---------------------------------------------------------------
+
+  static String flag(List<String> args, String name) {
+    int i = args.indexOf(name);
+    assertThat(i).as("%s in %s", name, args).isNotNegative();
+    assertThat(i + 1).as("%s has a value in %s", name, args).isLessThan(args.size());
+    return args.get(i + 1);
+  }
+
+  static Set<String> fieldNames(JsonNode object) {
+    Set<String> names = new HashSet<>();
+    object.fieldNames().forEachRemaining(names::add);
+    return names;
+  }
+
+  static List<String> texts(JsonNode node) {
+    List<String> out = new ArrayList<>();
+    if (node.isArray()) {
+      node.forEach(n -> out.add(n.asText()));
+    } else if (node.isTextual()) {
+      out.addAll(List.of(node.asText().trim().split("\\s+")));
+    }
+    return out;
+  }
+
+  private static Set<String> upper(List<String> values) {
+    Set<String> out = new HashSet<>();
+    values.forEach(v -> out.add(v.toUpperCase().replaceFirst("^CAP_", "")));
+    return out;
+  }
+
+  /** depends_on in its list form or its map form ({@code name: {condition: ...}}). */
+  private static List<String> dependsOn(JsonNode service) {
+    JsonNode d = service.path("depends_on");
+    return d.isObject() ? new ArrayList<>(fieldNames(d)) : texts(d);
+  }
+
+  /** environment in its map form or its list form ({@code KEY=value}). */
+  private static Map<String, String> environment(JsonNode service) {
+    Map<String, String> env = new HashMap<>();
+    JsonNode e = service.path("environment");
+    if (e.isObject()) {
+      e.fields().forEachRemaining(f -> env.put(f.getKey(), f.getValue().asText()));
+    } else {
+      e.forEach(n -> {
+        String[] kv = n.asText().split("=", 2);
+        env.put(kv[0], kv.length > 1 ? kv[1] : "");
+      });
+    }
+    return env;
+  }
+
+  /** The sources of the COPY instructions without --from, relative to the build context. */
+  private static List<String> copiedSources(String stage) {
+    List<String> out = new ArrayList<>();
+    for (String line : stage.split("\n")) {
+      line = line.strip();
+      if (!line.startsWith("COPY ") || line.contains("--from=")) {
+        continue;
+      }
+      String[] parts = line.substring(5).strip().split("\\s+");
+      for (int i = 0; i < parts.length - 1; i++) {
+        if (!parts[i].startsWith("--")) {
+          out.add(parts[i]);
+        }
+      }
+    }
+    return out;
+  }
+}
