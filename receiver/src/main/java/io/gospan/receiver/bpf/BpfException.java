@@ -21,7 +21,8 @@ public class BpfException extends RuntimeException {
 
   static BpfException of(String action, int errno, String libbpfLog) {
     StringBuilder m = new StringBuilder(action).append(" failed: ").append(Libbpf.describeErrno(errno));
-    String hint = hint(errno);
+    boolean verifier = libbpfLog != null && libbpfLog.contains("-- BEGIN PROG LOAD LOG --");
+    String hint = verifier ? null : hint(errno); // a rejected program's EACCES is not about privileges
     if (hint != null) {
       m.append(". ").append(hint);
     }
@@ -34,8 +35,10 @@ public class BpfException extends RuntimeException {
   private static String hint(int errno) {
     switch (Math.abs(errno)) {
       case 1: // EPERM
-        return "gospan needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE (CAP_SYS_ADMIN on"
-            + " kernels before 5.8), to load BPF programs and attach uprobes";
+      case 13: // EACCES (perf_event_open of a uprobe without CAP_SYS_ADMIN)
+        return "gospan needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE, and CAP_SYS_ADMIN"
+            + " for uprobes on kernels with the 2025 uprobe permission fix (and before 5.8), to load"
+            + " BPF programs and attach uprobes";
       default:
         return null;
     }

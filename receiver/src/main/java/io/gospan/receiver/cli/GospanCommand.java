@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
     footer = {
       "",
       "Exit codes: 0 ok, 1 runtime error, 2 usage or configuration error, 3 (inspect) no spans possible.",
-      "Needs root or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE (run); inspect needs only read access."
+      "run needs root, or CAP_SYS_ADMIN (uprobes) + CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE;",
+      "inspect needs only read access to the binary."
     })
 public final class GospanCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
