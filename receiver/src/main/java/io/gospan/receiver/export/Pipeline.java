@@ -119,6 +119,16 @@ public final class Pipeline implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(this::expire, EXPIRE_PERIOD_MILLIS, EXPIRE_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(
         this::recalibrate, RECALIBRATE_PERIOD_SECONDS, RECALIBRATE_PERIOD_SECONDS, TimeUnit.SECONDS);
+    // Resources of exited, never-registered processes go once no span of theirs can still end.
+    java.time.Duration keepDead =
+        config.streams().timeout().plus(config.streams().linkWait()).plusSeconds(30);
+    scheduler.scheduleWithFixedDelay(() -> {
+      try {
+        metadata.sweep(keepDead);
+      } catch (RuntimeException e) {
+        log.warn("process metadata sweep failed", e);
+      }
+    }, 30, 30, TimeUnit.SECONDS);
 
     TelemetryServer s = null;
     if (b.startTelemetryServer && config.telemetry().http().enabled()) {

@@ -56,6 +56,8 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   private final String hostName;
   private final Map<Integer, ProcessInfo> infos = new ConcurrentHashMap<>();
   private final Map<Integer, Resource> cache = new ConcurrentHashMap<>();
+  /** When each cache entry was built ({@link System#nanoTime()}). */
+  private final Map<Integer, Long> cachedAt = new ConcurrentHashMap<>();
 
   /**
    * @param procRoot normally {@code /proc}
@@ -81,13 +83,29 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
 
   @Override
   public Resource resource(int pid) {
-    return cache.computeIfAbsent(pid, this::build);
+    return cache.computeIfAbsent(pid, p -> {
+      cachedAt.put(p, System.nanoTime());
+      return build(p);
+    });
+  }
+
+  @Override
+  public void sweep(java.time.Duration minAge) {
+    long cutoff = System.nanoTime() - minAge.toNanos();
+    for (Map.Entry<Integer, Long> e : cachedAt.entrySet()) {
+      int pid = e.getKey();
+      if (!infos.containsKey(pid) && e.getValue() < cutoff && !Files.exists(procRoot.resolve(Integer.toString(pid)))) {
+        cache.remove(pid);
+        cachedAt.remove(pid);
+      }
+    }
   }
 
   @Override
   public void forget(int pid) {
     infos.remove(pid);
     cache.remove(pid);
+    cachedAt.remove(pid);
   }
 
   @Override

@@ -17,4 +17,11 @@ public interface ProcessMetadata {
 
   /** Number of processes currently known. */
   int size();
+
+  /**
+   * Drops cached resources of processes that were never registered (traced from their first
+   * call without being discovered) once they have exited and were cached more than
+   * {@code minAge} ago. Keeps the cache bounded over many short-lived processes.
+   */
+  default void sweep(java.time.Duration minAge) {}
 }

@@ -398,6 +398,9 @@ public final class SpanAssembler {
       captureMetadata(s.requestMetadata, f);
     }
     streams.put(key, s);
+    // Read the process's resource now, while it surely runs: a short-lived process of a known
+    // binary (traced from its first call, never discovered) may exit before its span ends.
+    metadata.resource(e.pid());
 
     if (s.side == Side.CLIENT && s.flow != null) {
       ClientRecord rec = new ClientRecord(s.traceId, s.spanId, s.startNs, Long.MAX_VALUE, Long.MAX_VALUE);

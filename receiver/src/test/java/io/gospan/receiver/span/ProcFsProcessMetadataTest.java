@@ -81,6 +81,25 @@ class ProcFsProcessMetadataTest {
   }
 
   @Test
+  void sweepDropsExitedUnregisteredProcessesOnly() throws Exception {
+    Path dead = process(50, "OTEL_SERVICE_NAME=short-lived", "0::/\n", "c");
+    process(51, "OTEL_SERVICE_NAME=alive", "0::/\n", "c");
+    process(52, "OTEL_SERVICE_NAME=registered", "0::/\n", "c");
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, Map.of(), "h");
+    m.register(new ProcessInfo(52, null, "go1.22"));
+    m.resource(50);
+    m.resource(51);
+    m.resource(52);
+    assertThat(m.size()).isEqualTo(3);
+    Files.walk(dead).sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    m.sweep(java.time.Duration.ofHours(1)); // too young: kept, its spans may still end
+    assertThat(m.size()).isEqualTo(3);
+    m.sweep(java.time.Duration.ZERO);
+    assertThat(m.size()).isEqualTo(2); // 50 exited and was never registered
+    assertThat(attr(m.resource(51), "service.name")).isEqualTo("alive");
+  }
+
+  @Test
   void containerIdFormats() throws Exception {
     for (String line :
         new String[] {

@@ -56,8 +56,15 @@ public final class ExampleApps {
 
   /** Runs a command to completion; returns stdout. Fails on a non-zero exit or timeout. */
   public static String run(List<String> cmd, int timeoutSeconds) {
+    return run(cmd, java.util.Map.of(), timeoutSeconds);
+  }
+
+  /** As {@link #run(List, int)}, with extra environment variables. */
+  public static String run(List<String> cmd, java.util.Map<String, String> env, int timeoutSeconds) {
     try {
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(false).start();
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(false);
+      pb.environment().putAll(env);
+      Process p = pb.start();
       CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p, true));
       byte[] out = p.getInputStream().readAllBytes();
       if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
@@ -127,13 +134,20 @@ public final class ExampleApps {
    * {@code listening on HOST:PORT} line.
    */
   public static Server startServer(Path dir, String... extraFlags) {
+    return startServer(dir, java.util.Map.of(), extraFlags);
+  }
+
+  /** As {@link #startServer(Path, String...)}, with extra environment variables. */
+  public static Server startServer(Path dir, java.util.Map<String, String> env, String... extraFlags) {
     List<String> cmd = new ArrayList<>();
     cmd.add(dir.resolve("greeter-server").toString());
     cmd.add("-addr");
     cmd.add("127.0.0.1:0");
     cmd.addAll(List.of(extraFlags));
     try {
-      Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+      pb.environment().putAll(env);
+      Process p = pb.start();
       BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
       CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
         try {
@@ -170,12 +184,17 @@ public final class ExampleApps {
    * client exits non-zero when a call ends with an unexpected code: that fails the test.
    */
   public static JsonNode runClient(Path dir, String address, String... flags) {
+    return runClient(dir, java.util.Map.of(), address, flags);
+  }
+
+  /** As {@link #runClient(Path, String, String...)}, with extra environment variables. */
+  public static JsonNode runClient(Path dir, java.util.Map<String, String> env, String address, String... flags) {
     List<String> cmd = new ArrayList<>();
     cmd.add(dir.resolve("greeter-client").toString());
     cmd.add("-addr");
     cmd.add(address);
     cmd.addAll(List.of(flags));
-    String out = run(cmd, 300);
+    String out = run(cmd, env, 300);
     String[] lines = out.strip().split("\n");
     try {
       return new ObjectMapper().readTree(lines[lines.length - 1]);
