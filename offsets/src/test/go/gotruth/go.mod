@@ -1,0 +1,3 @@
+module gospan.io/offsets/gotruth
+
+go 1.21
