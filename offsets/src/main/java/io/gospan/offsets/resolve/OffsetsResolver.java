@@ -74,7 +74,9 @@ public final class OffsetsResolver {
           GoBinary.Dwarf d = dwarf;
           Optional<FunctionParameters> fp = params.get(field.probe());
           if (fp == null) {
-            fp = d.parameters(field.probe().function());
+            // Go 1.17 DWARF shows some register arguments in their spill slots at the entry pc:
+            // derive the locations from the calling convention and the DWARF types instead.
+            fp = d.parametersByAbi(field.probe().function());
             params.put(field.probe(), fp);
           }
           resolveArgument(field, fp, values, missing);

@@ -63,6 +63,21 @@ public final class ProcFs {
     }
   }
 
+  /**
+   * The process's start time ({@code /proc/<pid>/stat} field 22, clock ticks since boot): with
+   * the pid, it identifies one process even when the pid is reused. -1 when it is gone.
+   */
+  public long startTime(int pid) {
+    try {
+      String stat = Files.readString(root.resolve(Integer.toString(pid)).resolve("stat"), StandardCharsets.UTF_8);
+      // comm (field 2) may hold spaces and parentheses: fields resume after the last ')'
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Long.parseLong(f[19]);
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
   /** TCP ports the process listens on (IPv4 and IPv6), from its fds and its net namespace's tables. */
   public Set<Integer> listeningPorts(int pid) {
     Path dir = root.resolve(Integer.toString(pid));

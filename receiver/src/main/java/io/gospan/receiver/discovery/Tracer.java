@@ -61,6 +61,8 @@ public final class Tracer implements AutoCloseable {
   private final Map<Integer, TracedBinary> traced = new HashMap<>();
   /** Pids seen and not traced (not selected, not Go, ...), so they are not re-read. */
   private final Set<Integer> ignored = new HashSet<>();
+  /** Start time of each known pid: a different one means the pid was reused by a new process. */
+  private final Map<Integer, Long> startTimes = new HashMap<>();
   private final Map<ExeKey, TracedBinary> binaries = new HashMap<>();
   /** Binaries found unsuitable, with the reason: LRU-bounded. */
   private final Map<ExeKey, String> skipped;
@@ -87,13 +89,21 @@ public final class Tracer implements AutoCloseable {
   public void scan() {
     Set<Integer> now = procFs.pids();
     List<Integer> gone = new ArrayList<>();
+    List<Integer> reusedIgnored = new ArrayList<>();
     synchronized (this) {
       for (Integer pid : traced.keySet()) {
-        if (!now.contains(pid)) {
-          gone.add(pid);
+        if (!now.contains(pid) || procFs.startTime(pid) != startTimes.getOrDefault(pid, -1L)) {
+          gone.add(pid); // exited, or exited and the pid now names another process
         }
       }
       ignored.retainAll(now);
+      for (Integer pid : ignored) {
+        if (procFs.startTime(pid) != startTimes.getOrDefault(pid, -1L)) {
+          reusedIgnored.add(pid);
+        }
+      }
+      ignored.removeAll(reusedIgnored);
+      startTimes.keySet().retainAll(now);
     }
     for (int pid : gone) {
       exited(pid);
@@ -110,6 +120,10 @@ public final class Tracer implements AutoCloseable {
   }
 
   private void consider(int pid) {
+    long started = procFs.startTime(pid);
+    synchronized (this) {
+      startTimes.put(pid, started);
+    }
     Optional<ProcessEntry> e = procFs.entry(pid);
     if (e.isEmpty() || !selector.matches(e.get(), procFs)) {
       synchronized (this) {
@@ -227,6 +241,7 @@ public final class Tracer implements AutoCloseable {
     boolean last;
     synchronized (this) {
       binary = traced.remove(pid);
+      startTimes.remove(pid);
       if (binary == null) {
         return;
       }

@@ -8,7 +8,10 @@ import io.gospan.receiver.bpf.RingBuffer;
 import io.gospan.receiver.event.HeaderEvent;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -93,12 +96,34 @@ public final class GrpcProbes implements AutoCloseable {
   }
 
   /**
-   * Attaches a probe to every process that runs {@code binary}, at the function's file offset.
+   * Attaches a probe to every process that runs {@code binary}, on the function whose first
+   * instruction is at {@code entryFileOffset}: placed after its stack-check prologue (see
+   * {@link StackCheckPrologue}) so a call that grows the goroutine stack is seen once.
    *
-   * @throws io.gospan.receiver.bpf.BpfException when the kernel refuses
+   * @throws io.gospan.receiver.bpf.BpfException when the binary cannot be read or the kernel refuses
    */
-  public BpfLink attach(GrpcProbe probe, Path binary, long fileOffset) {
-    return object.program(probe.program()).attachUprobe(binary, fileOffset, BpfProgram.ALL_PIDS, 0);
+  public BpfLink attach(GrpcProbe probe, Path binary, long entryFileOffset) {
+    return object.program(probe.program()).attachUprobe(binary, probeFileOffset(binary, entryFileOffset), BpfProgram.ALL_PIDS, 0);
+  }
+
+  /**
+   * The file offset to attach a uprobe to for the function at {@code entryFileOffset}: past
+   * its stack-check prologue, or the entry when none is recognized.
+   *
+   * @throws io.gospan.receiver.bpf.BpfException when the binary cannot be read there
+   */
+  public static long probeFileOffset(Path binary, long entryFileOffset) {
+    ByteBuffer code = ByteBuffer.allocate(32);
+    try (FileChannel ch = FileChannel.open(binary, StandardOpenOption.READ)) {
+      while (code.hasRemaining() && ch.read(code, entryFileOffset + code.position()) > 0) {
+        // read up to 32 bytes of the function's first instructions
+      }
+    } catch (IOException e) {
+      throw new io.gospan.receiver.bpf.BpfException("reading the code at 0x" + Long.toHexString(entryFileOffset) + " of " + binary + " failed: " + e, 5);
+    }
+    byte[] bytes = new byte[code.position()];
+    code.flip().get(bytes);
+    return entryFileOffset + StackCheckPrologue.length(bytes);
   }
 
   /** Waits up to {@code timeoutMs} for events and hands each to the sink; returns records read. */

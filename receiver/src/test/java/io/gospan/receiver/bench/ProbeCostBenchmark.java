@@ -61,7 +61,8 @@ public final class ProbeCostBenchmark {
               empty = BpfObject.open(Path.of(ExampleApps.repoRoot().toString(), "receiver/target/bpf-test-resources/io/gospan/bpf/test/empty.bpf.o")).load();
               for (Path b : truth.keySet()) {
                 for (GrpcProbe p : GrpcProbe.values()) {
-                  empty.program("uprobe_empty").attachUprobe(b, GoTruth.fileOffset(truth.get(b), p.function()), BpfProgram.ALL_PIDS, 0);
+                  empty.program("uprobe_empty").attachUprobe(
+                      b, GrpcProbes.probeFileOffset(b, GoTruth.fileOffset(truth.get(b), p.function())), BpfProgram.ALL_PIDS, 0);
                 }
               }
             } else if (mode == Mode.GOSPAN) {

@@ -1,9 +1,12 @@
 package io.gospan.receiver.probe;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.resolve.OffsetsResolution;
+import io.gospan.offsets.resolve.OffsetsResolver;
+import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.event.HeaderEvent;
-import io.gospan.receiver.testing.GoTruth;
-import io.gospan.receiver.testing.TruthOffsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,8 +14,8 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * Test helper: the real probes loaded, binaries registered with offsets and function file
- * offsets from their DWARF/symbols (gotruth), events and raw records collected.
+ * Test helper: the real probes loaded, binaries registered and attached the way the sidecar
+ * does it, events and raw records collected.
  */
 final class ProbeSession implements AutoCloseable {
   final List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
@@ -32,12 +35,20 @@ final class ProbeSession implements AutoCloseable {
             });
   }
 
-  /** Registers and attaches every probe to a binary. */
+  /**
+   * Registers and attaches every probe to a binary, with offsets and function entries from
+   * gospan's own resolver (the production path; ProbeOffsetsIT compares it with Go's
+   * debug/dwarf).
+   */
   ProbeSession trace(Path binary) throws Exception {
-    probes.putBinary(ExeKey.of(binary), TruthOffsets.forBinary(binary));
-    JsonNode t = TruthOffsets.truth(binary);
-    for (GrpcProbe p : GrpcProbe.values()) {
-      probes.attach(p, binary, GoTruth.fileOffset(t, p.function()));
+    OffsetsResolution r;
+    try (GoBinary b = GoBinary.open(binary)) {
+      r = OffsetsResolver.resolve(b);
+    }
+    assertThat(r.attachable()).as("%s: %s", binary, r.missing()).containsExactlyInAnyOrder(Probe.values());
+    probes.putBinary(ExeKey.of(binary), ProbeOffsets.toGoOffsets(r));
+    for (Probe p : Probe.values()) {
+      probes.attach(ProbeOffsets.probe(p), binary, r.functions().get(p).fileOffset());
     }
     return this;
   }

@@ -1,0 +1,44 @@
+package io.gospan.receiver.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.GoFunction;
+import io.gospan.offsets.resolve.Probe;
+import io.gospan.receiver.testing.ExampleApps;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every probed function of the example binaries, register ABI (Go 1.17, 1.22, 1.26) and stack
+ * ABI (Go 1.16), has a recognized stack-check prologue, so no probe sits where a stack growth
+ * would fire it twice.
+ */
+class StackCheckPrologueIT {
+
+  @Test
+  void everyProbedFunctionHasARecognizedPrologue() throws Exception {
+    List<Path> dirs = List.of(
+        ExampleApps.build(),
+        ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1"),
+        ExampleApps.build("--go", "1.17.13", "--grpc", "v1.40.0"),
+        ExampleApps.build("--go", "1.16.15", "--grpc", "v1.40.0"));
+    for (Path dir : dirs) {
+      for (String program : List.of("greeter-server", "greeter-client")) {
+        Path binary = dir.resolve(program);
+        List<String> names = List.of(Probe.values()).stream().map(Probe::function).toList();
+        Map<String, GoFunction> functions;
+        try (GoBinary b = GoBinary.open(binary)) {
+          functions = b.functions(names);
+        }
+        assertThat(functions).as("%s", binary).hasSize(3);
+        for (GoFunction f : functions.values()) {
+          long at = GrpcProbes.probeFileOffset(binary, f.fileOffset());
+          assertThat(at - f.fileOffset()).as("prologue of %s in %s", f.name(), binary).isBetween(6L, 32L);
+        }
+      }
+    }
+  }
+}
