@@ -39,9 +39,19 @@ class SidecarIT {
     older = ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1");
   }
 
+  /**
+   * A fast scan, selecting only this test's binaries: Go gRPC processes of other test runs on
+   * the machine must not count as "traced".
+   */
   static Sidecar.Options fastScan() {
     Sidecar.Options d = Sidecar.Options.defaults();
-    return new Sidecar.Options(d.headerNames(), 1 << 22, Duration.ofMillis(100), d.selector(), d.procFs(), d.maxSkippedBinaries());
+    ProcessSelector ours = new ProcessSelector(
+        List.of(
+            new ProcessSelector.Rule(current + "/*", null, null, null),
+            new ProcessSelector.Rule(older + "/*", null, null, null),
+            new ProcessSelector.Rule(System.getProperty("java.io.tmpdir") + "/gospan-deleted*/*", null, null, null)),
+        List.of());
+    return new Sidecar.Options(d.headerNames(), 1 << 22, Duration.ofMillis(100), ours, d.procFs(), d.maxSkippedBinaries());
   }
 
   static void await(BooleanSupplier condition, String what) throws InterruptedException {
@@ -84,7 +94,8 @@ class SidecarIT {
           await(() -> serverEnds(events, s.pid()) == 3, "3 traced calls on pid " + s.pid());
         }
         // the clients came and went: what is traced now is exactly the living servers
-        await(() -> tracer.traced().keySet().equals(serverPids), "only the servers traced");
+        await(() -> tracer.traced().keySet().equals(serverPids) && livingOurs().equals(serverPids),
+            "exactly the living servers traced; traced: " + tracer.traced() + " servers " + serverPids);
 
         // kill the older binary's only server: its links go, the other binary keeps its own
         long linksBefore = ourLinks();
@@ -144,6 +155,29 @@ class SidecarIT {
   }
 
   @Test
+  void aProcessWhoseExecutableWasDeletedIsTracedThroughProcPidExe() throws Exception {
+    Path copy = Files.createTempDirectory("gospan-deleted").resolve("greeter-server");
+    Files.copy(current.resolve("greeter-server"), copy);
+    List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+    try (Sidecar sidecar = Sidecar.start(fastScan(), events::add, new Tracer.Listener() {})) {
+      assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+      Process server = new ProcessBuilder(copy.toString(), "-addr", "127.0.0.1:0").redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      try {
+        String line = new java.io.BufferedReader(new java.io.InputStreamReader(server.getInputStream())).readLine();
+        assertThat(line).startsWith("listening on ");
+        Files.delete(copy); // deleted (or replaced) on disk while running
+        await(() -> sidecar.tracer().traced().containsKey((int) server.pid()), "the deleted binary's process traced");
+        assertThat(sidecar.tracer().traced().get((int) server.pid()).path()).endsWith("(deleted)");
+        ExampleApps.runClient(current, line.substring("listening on ".length()).strip(), "-n", "2");
+        await(() -> serverEnds(events, server.pid()) == 2, "its calls traced");
+      } finally {
+        server.destroy();
+        server.waitFor();
+      }
+    }
+  }
+
+  @Test
   void aHundredShortLivedProcessesLeaveNoGrowth() throws Exception {
     List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
     try (ExampleApps.Server s = ExampleApps.startServer(current);
@@ -163,7 +197,8 @@ class SidecarIT {
           Thread.sleep(150); // let some be discovered while alive, some not
         }
       }
-      await(() -> sidecar.tracer().traced().keySet().equals(Set.of((int) s.pid())), "only the server traced");
+      await(() -> sidecar.tracer().traced().keySet().equals(livingOurs()), "exactly the living processes traced");
+      assertThat(sidecar.tracer().traced()).containsOnlyKeys((int) s.pid());
       await(() -> serverEnds(events, s.pid()) == 101, "101 calls traced");
       Thread.sleep(300);
       assertThat(ourLinks()).as("links").isEqualTo(links);
@@ -173,6 +208,22 @@ class SidecarIT {
       long heapAfter = Runtime.getRuntime().totalMemory() - Runtime.getRuntime().freeMemory();
       assertThat(heapAfter).as("heap after (before: %d)", heap).isLessThan(heap + 16L * 1024 * 1024);
     }
+  }
+
+  /** Living processes whose executable is one of this test's binaries (what must be traced). */
+  static Set<Integer> livingOurs() {
+    Set<Integer> pids = new HashSet<>();
+    ProcessHandle.allProcesses().forEach(h -> {
+      try {
+        Path exe = Files.readSymbolicLink(Path.of("/proc", Long.toString(h.pid()), "exe"));
+        if (exe.startsWith(current) || exe.startsWith(older)) {
+          pids.add((int) h.pid());
+        }
+      } catch (Exception ignored) {
+        // kernel thread, exited, or not readable
+      }
+    });
+    return pids;
   }
 
   static long ourLinks() {
