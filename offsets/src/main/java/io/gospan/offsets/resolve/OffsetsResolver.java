@@ -172,6 +172,12 @@ public final class OffsetsResolver {
             return;
         }
       }
+      if (p.pieces().size() == 1 && p.pieces().get(0).kind() == Piece.Kind.STACK && p.pieces().get(0).size() > 8L * field.piece()) {
+        // One stack piece for the whole value (the ABI-derived layout): word N is 8*N bytes on.
+        values.put(field, new FieldValue(
+            ArgLocation.onStack((int) (p.pieces().get(0).stackOffset() + 8L * field.piece())), 0, FieldValue.Source.DWARF));
+        return;
+      }
       if (p.pieces().isEmpty() && fp.get().abi() == FunctionParameters.Abi.STACK) {
         values.put(field, new FieldValue(ArgLocation.onStack((int) (abi0 + 8L * field.piece())), 0, FieldValue.Source.DWARF_ABI0));
         return;
