@@ -75,18 +75,17 @@ static __always_inline void count(enum gospan_probe probe, enum gospan_counter c
 		*value += 1; /* per-CPU slot: no atomic needed */
 }
 
-/* The offsets of the current task's executable, or NULL. */
-static __always_inline const struct go_offsets *current_offsets(void)
+/* The offsets of the current task's executable, or NULL; fills *key. */
+static __always_inline const struct go_offsets *current_offsets(struct exe_key *key)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct exe_key key = {};
 	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
 
 	if (!inode)
 		return NULL;
-	key.ino = BPF_CORE_READ(inode, i_ino);
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	return bpf_map_lookup_elem(&go_offsets_by_exe, &key);
+	key->ino = BPF_CORE_READ(inode, i_ino);
+	key->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	return bpf_map_lookup_elem(&go_offsets_by_exe, key);
 }
 
 static __always_inline int read_u64(__u64 *out, __u64 addr)
@@ -261,7 +260,8 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct go
 	}
 }
 
-static __always_inline struct header_event *new_event(enum gospan_probe probe, __u8 side)
+static __always_inline struct header_event *new_event(enum gospan_probe probe, __u8 side,
+						      const struct exe_key *exe)
 {
 	struct header_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	__u64 pid_tgid;
@@ -288,6 +288,7 @@ static __always_inline struct header_event *new_event(enum gospan_probe probe, _
 	__builtin_memset(e->_pad0, 0, sizeof(e->_pad0));
 	__builtin_memset(e->local_addr, 0, sizeof(e->local_addr));
 	__builtin_memset(e->remote_addr, 0, sizeof(e->remote_addr));
+	e->exe = *exe;
 	return e;
 }
 
@@ -305,9 +306,10 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	struct header_event *e;
 	__u64 l = 0, stream_id = 0, end_stream = 0, hf = 0, hf_len = 0;
 	__u8 side = SIDE_UNKNOWN;
+	struct exe_key exe = {};
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets();
+	off = current_offsets(&exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -326,7 +328,7 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 		side = SIDE_UNKNOWN;
 	}
 
-	e = new_event(probe, side);
+	e = new_event(probe, side, &exe);
 	if (!e)
 		return 0;
 	/* A uint32 and a bool in a register: the upper bits are not defined by the ABI. */
@@ -366,9 +368,10 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 	__u8 flags = 0;
 	__u32 stream_id = 0;
 	__s32 conn_off;
+	struct exe_key exe = {};
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets();
+	off = current_offsets(&exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -392,7 +395,7 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 		return 0;
 	}
 
-	e = new_event(probe, side);
+	e = new_event(probe, side, &exe);
 	if (!e)
 		return 0;
 	e->stream_id = stream_id;

@@ -126,7 +126,7 @@ struct header_field {
 };
 _Static_assert(sizeof(struct header_field) == 128, "struct header_field is 128 bytes");
 
-/* One ring buffer record per probe hit that concerns a stream's headers: 1360 bytes. */
+/* One ring buffer record per probe hit that concerns a stream's headers: 1376 bytes. */
 struct header_event {
 	__u64 ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
 	__u32 pid;       /* thread group id */
@@ -145,8 +145,11 @@ struct header_event {
 	__u8 _pad0[5];     /* pads local_addr to 8 */
 	__u8 local_addr[16];  /* IPv4 in the first 4 bytes, or IPv6; network byte order */
 	__u8 remote_addr[16];
+	/* The task's executable: user space finds the binary of a process that exited before it
+	 * could read /proc/<pid> (a short-lived process of a known binary). */
+	struct exe_key exe;
 	struct header_field fields[GOSPAN_MAX_FIELDS];
 };
-_Static_assert(sizeof(struct header_event) == 80 + GOSPAN_MAX_FIELDS * 128, "struct header_event is 1360 bytes");
+_Static_assert(sizeof(struct header_event) == 96 + GOSPAN_MAX_FIELDS * 128, "struct header_event is 1376 bytes");
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

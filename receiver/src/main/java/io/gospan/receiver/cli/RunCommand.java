@@ -68,6 +68,11 @@ public final class RunCommand implements Callable<Integer> {
                 public void exited(int pid, TracedBinary b) {
                   pipeline.processExited(pid);
                 }
+
+                @Override
+                public void undiscovered(int pid, TracedBinary b) {
+                  pipeline.hintProcess(new ProcessInfo(pid, Path.of(stripDeleted(b.path())), b.goVersion()));
+                }
               });
     } catch (BpfException e) {
       System.err.println("gospan: cannot load the BPF probes: " + e.getMessage());
@@ -86,6 +91,10 @@ public final class RunCommand implements Callable<Integer> {
     sidecar.close();
     pipeline.close();
     return ExitCodes.OK;
+  }
+
+  private static String stripDeleted(String path) {
+    return path.endsWith(" (deleted)") ? path.substring(0, path.length() - " (deleted)".length()) : path;
   }
 
   static List<ProcessSelector.Rule> rules(List<GospanConfig.Selector> selectors) {

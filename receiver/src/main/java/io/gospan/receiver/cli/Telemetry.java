@@ -77,6 +77,20 @@ final class Telemetry {
                     SelfTelemetry.REASON, reason.length() > 120 ? reason.substring(0, 120) : reason)));
           }
         });
+    t.observeGauge(
+        "gospan.process",
+        "One per traced process (value 1): pid, executable, Go and grpc-go versions, offsets source, probes attached and refused",
+        safe(r -> sidecar.tracer().traced().forEach((pid, b) -> r.record(1, Attributes.builder()
+            .put("pid", (long) pid)
+            .put(BINARY, b.path())
+            .put("go_version", b.goVersion())
+            .put(GRPC_VERSION, b.grpcVersion())
+            .put("offsets_source", b.offsetsSource())
+            .put("probes_attached", b.attached().stream().map(p -> p.name().toLowerCase(Locale.ROOT)).sorted().collect(java.util.stream.Collectors.joining(",")))
+            .put("probes_refused", b.refused().entrySet().stream()
+                .map(e -> e.getKey().name().toLowerCase(Locale.ROOT) + ": " + e.getValue())
+                .collect(java.util.stream.Collectors.joining("; ")))
+            .build()))));
     t.observeCounter(
         "gospan.events.undecodable",
         "Ring buffer records that could not be decoded",

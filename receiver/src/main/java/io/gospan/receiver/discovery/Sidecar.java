@@ -41,14 +41,26 @@ public final class Sidecar implements AutoCloseable {
   }
 
   private final GrpcProbes probes;
-  private final Tracer tracer;
+  private volatile Tracer tracer;
   private final Thread poller;
   private final Thread scanner;
   private final CountDownLatch firstScan = new CountDownLatch(1);
   private volatile boolean running = true;
 
   private Sidecar(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
-    this.probes = GrpcProbes.open(options.headerNames(), options.ringBufferBytes(), events);
+    this.probes =
+        GrpcProbes.open(
+            options.headerNames(),
+            options.ringBufferBytes(),
+            events,
+            (pid, exe) -> {
+              // A process of a known binary is traced from its first call, before any scan
+              // sees it; it may exit before one does. Tell the listener which binary it runs.
+              Tracer t = this.tracer;
+              if (t != null && !t.isTraced(pid)) {
+                t.binary(exe).ifPresent(b -> listener.undiscovered(pid, b));
+              }
+            });
     this.tracer = new Tracer(options.procFs(), options.selector(), probes, listener, options.maxSkippedBinaries());
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     this.scanner = new Thread(() -> scanLoop(options.scanInterval()), "gospan-discovery");

@@ -48,6 +48,12 @@ public final class Tracer implements AutoCloseable {
 
     /** A traced process exited. */
     default void exited(int pid, TracedBinary binary) {}
+
+    /**
+     * Events arrived from a process the scan has not discovered (yet, or ever: it may have
+     * exited already) running a binary gospan traces. Called on the ring buffer thread.
+     */
+    default void undiscovered(int pid, TracedBinary binary) {}
   }
 
   private final ProcFs procFs;
@@ -85,8 +91,16 @@ public final class Tracer implements AutoCloseable {
         };
   }
 
-  /** One pass over {@code /proc}: attach new processes, forget exited ones. */
+  private final Object scanLock = new Object();
+
+  /** One pass over {@code /proc}: attach new processes, forget exited ones. Scans are serialized. */
   public void scan() {
+    synchronized (scanLock) {
+      scanOnce();
+    }
+  }
+
+  private void scanOnce() {
     Set<Integer> now = procFs.pids();
     List<Integer> gone = new ArrayList<>();
     List<Integer> reusedIgnored = new ArrayList<>();
@@ -271,6 +285,16 @@ public final class Tracer implements AutoCloseable {
   /** Traced processes now: pid → binary. */
   public synchronized Map<Integer, TracedBinary> traced() {
     return Map.copyOf(traced);
+  }
+
+  /** The traced binary with this key, if any. */
+  public synchronized Optional<TracedBinary> binary(ExeKey key) {
+    return Optional.ofNullable(binaries.get(key));
+  }
+
+  /** Whether the scan has discovered and traces this pid. */
+  public synchronized boolean isTraced(int pid) {
+    return traced.containsKey(pid);
   }
 
   /** Binaries traced now. */

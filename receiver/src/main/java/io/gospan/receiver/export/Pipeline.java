@@ -216,6 +216,11 @@ public final class Pipeline implements AutoCloseable {
   }
 
   /** The process exited: its in-flight streams end (incomplete), its resource and metrics are dropped. */
+  /** What is known of a process the scan has not discovered; see {@link ProcessMetadata#hint}. */
+  public void hintProcess(ProcessInfo info) {
+    metadata.hint(info);
+  }
+
   public void processExited(int pid) {
     assembler.processExited(pid);
     if (red != null) {

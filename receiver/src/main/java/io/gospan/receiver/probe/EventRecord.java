@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
  * @param flags {@code enum header_event_flags}
  * @param fieldCount header fields that follow
  * @param fd socket fd in pid, -1 unknown
+ * @param exe the task's executable (device + inode)
  */
 public record EventRecord(
     long tsNs,
@@ -27,7 +28,8 @@ public record EventRecord(
     int side,
     int flags,
     int fieldCount,
-    int fd) {
+    int fd,
+    ExeKey exe) {
 
   public static final int PROBE_LOOPY_WRITER_WRITE_HEADER = 0;
   public static final int PROBE_HTTP2_CLIENT_OPERATE_HEADERS = 1;
@@ -52,6 +54,8 @@ public record EventRecord(
   private static final int FLAGS = GrpcLayouts.HEADER_EVENT.offset("flags");
   private static final int FIELD_COUNT = GrpcLayouts.HEADER_EVENT.offset("field_count");
   private static final int FD = GrpcLayouts.HEADER_EVENT.offset("fd");
+  private static final int EXE_DEV = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("dev");
+  private static final int EXE_INO = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino");
 
   /**
    * Decodes the fixed part of a record (little-endian buffer, position 0).
@@ -74,7 +78,8 @@ public record EventRecord(
         Byte.toUnsignedInt(b.get(SIDE)),
         Byte.toUnsignedInt(b.get(FLAGS)),
         Byte.toUnsignedInt(b.get(FIELD_COUNT)),
-        b.getInt(FD));
+        b.getInt(FD),
+        new ExeKey(b.getLong(EXE_DEV), b.getLong(EXE_INO)));
   }
 
   public boolean endStream() {

@@ -91,8 +91,9 @@ public final class GrpcLayouts {
           .bytes("_pad0", 5)
           .bytes("local_addr", 16)
           .bytes("remote_addr", 16)
+          .struct("exe", EXE_KEY)
           .array("fields", HEADER_FIELD, MAX_FIELDS)
-          .build(80 + MAX_FIELDS * 128);
+          .build(96 + MAX_FIELDS * 128);
 
   /** Every layout of the contract, for the BTF check. */
   public static List<StructLayout> all() {

@@ -33,11 +33,15 @@ public final class GrpcProbes implements AutoCloseable {
   private final RingBuffer ringBuffer;
 
   private GrpcProbes(
-      BpfObject object, HeaderNames names, Consumer<HeaderEvent> sink, RingBuffer.RecordHandler rawTap) {
+      BpfObject object,
+      HeaderNames names,
+      Consumer<HeaderEvent> sink,
+      HeaderEventDecoder.NewProcessListener newProcesses,
+      RingBuffer.RecordHandler rawTap) {
     this.object = object;
     this.offsets = object.map("go_offsets_by_exe");
     this.counters = object.map("probe_counters");
-    this.decoder = new HeaderEventDecoder(names);
+    this.decoder = new HeaderEventDecoder(names, newProcesses);
     BpfMap nameMap = object.map("header_names");
     for (int id = 0; id < names.names().size(); id++) {
       nameMap.update(HeaderNames.key(names.name(id)), new byte[] {(byte) id}, BpfMap.BPF_ANY);
@@ -65,12 +69,25 @@ public final class GrpcProbes implements AutoCloseable {
    * @throws io.gospan.receiver.bpf.BpfException when loading fails (privileges, verifier)
    */
   public static GrpcProbes open(HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink) {
-    return open(names, ringBufferBytes, sink, null);
+    return open(names, ringBufferBytes, sink, (pid, exe) -> { }, null);
+  }
+
+  /**
+   * As {@link #open(HeaderNames, int, Consumer)}; {@code newProcesses} is told the executable of
+   * each pid the first time one of its events arrives (on the polling thread, before the event).
+   */
+  public static GrpcProbes open(
+      HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink, HeaderEventDecoder.NewProcessListener newProcesses) {
+    return open(names, ringBufferBytes, sink, newProcesses, null);
   }
 
   /** As {@link #open(HeaderNames, int, Consumer)}, also handing each raw record to {@code rawTap} (tests). */
   static GrpcProbes open(
-      HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink, RingBuffer.RecordHandler rawTap) {
+      HeaderNames names,
+      int ringBufferBytes,
+      Consumer<HeaderEvent> sink,
+      HeaderEventDecoder.NewProcessListener newProcesses,
+      RingBuffer.RecordHandler rawTap) {
     BpfObject obj = BpfObject.openResource(OBJECT);
     try {
       obj.map("events").setMaxEntries(ringBufferBytes);
@@ -78,7 +95,7 @@ public final class GrpcProbes implements AutoCloseable {
           "header_name_lengths",
           ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.lengthMask()).array());
       obj.load();
-      return new GrpcProbes(obj, names, sink, rawTap);
+      return new GrpcProbes(obj, names, sink, newProcesses, rawTap);
     } catch (RuntimeException e) {
       obj.close();
       throw e;

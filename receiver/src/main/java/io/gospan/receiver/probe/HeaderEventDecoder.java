@@ -26,11 +26,31 @@ public final class HeaderEventDecoder {
 
   private static final StructLayoutOffsets E = new StructLayoutOffsets();
 
+  /** Told, on the polling thread, the first time an event of a pid arrives (bounded memory). */
+  public interface NewProcessListener {
+    void firstEvent(int pid, ExeKey exe);
+  }
+
+  private static final int MAX_REMEMBERED_PIDS = 65536;
+
   private final HeaderNames names;
   private final LongAdder malformed = new LongAdder();
+  private final NewProcessListener newProcesses;
+  private final java.util.Map<Integer, ExeKey> seen =
+      new java.util.LinkedHashMap<>(1024, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<Integer, ExeKey> e) {
+          return size() > MAX_REMEMBERED_PIDS;
+        }
+      };
 
   public HeaderEventDecoder(HeaderNames names) {
+    this(names, (pid, exe) -> { });
+  }
+
+  public HeaderEventDecoder(HeaderNames names, NewProcessListener newProcesses) {
     this.names = names;
+    this.newProcesses = newProcesses;
   }
 
   /** Records dropped as malformed so far. */
@@ -54,6 +74,9 @@ public final class HeaderEventDecoder {
     if (probe == null || side == null || r.fieldCount() > GrpcLayouts.MAX_FIELDS) {
       malformed.increment();
       return null;
+    }
+    if (!r.exe().equals(seen.put(r.pid(), r.exe()))) {
+      newProcesses.firstEvent(r.pid(), r.exe()); // a new pid, or a pid reused by another binary
     }
     List<HeaderField> fields = new ArrayList<>(r.fieldCount());
     for (int i = 0; i < r.fieldCount(); i++) {

@@ -55,6 +55,7 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   private final Map<String, String> configAttributes;
   private final String hostName;
   private final Map<Integer, ProcessInfo> infos = new ConcurrentHashMap<>();
+  private final Map<Integer, ProcessInfo> hints = new ConcurrentHashMap<>();
   private final Map<Integer, Resource> cache = new ConcurrentHashMap<>();
   /** When each cache entry was built ({@link System#nanoTime()}). */
   private final Map<Integer, Long> cachedAt = new ConcurrentHashMap<>();
@@ -78,7 +79,17 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   @Override
   public void register(ProcessInfo info) {
     infos.put(info.pid(), info);
+    hints.remove(info.pid());
     cache.remove(info.pid());
+  }
+
+  @Override
+  public void hint(ProcessInfo info) {
+    if (!infos.containsKey(info.pid())) {
+      hints.put(info.pid(), info);
+      cache.remove(info.pid());
+      cachedAt.put(info.pid(), System.nanoTime());
+    }
   }
 
   @Override
@@ -96,6 +107,7 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
       int pid = e.getKey();
       if (!infos.containsKey(pid) && e.getValue() < cutoff && !Files.exists(procRoot.resolve(Integer.toString(pid)))) {
         cache.remove(pid);
+        hints.remove(pid);
         cachedAt.remove(pid);
       }
     }
@@ -104,6 +116,7 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   @Override
   public void forget(int pid) {
     infos.remove(pid);
+    hints.remove(pid);
     cache.remove(pid);
     cachedAt.remove(pid);
   }
@@ -114,7 +127,7 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   }
 
   private Resource build(int pid) {
-    ProcessInfo info = infos.getOrDefault(pid, ProcessInfo.of(pid));
+    ProcessInfo info = infos.getOrDefault(pid, hints.getOrDefault(pid, ProcessInfo.of(pid)));
     Path dir = procRoot.resolve(Integer.toString(pid));
 
     String exePath = info.executable() != null ? info.executable().toString() : null;

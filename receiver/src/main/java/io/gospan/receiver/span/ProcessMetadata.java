@@ -9,6 +9,13 @@ public interface ProcessMetadata {
   /** Records what the inspector knows about a process (Go version, executable); replaces earlier facts. */
   void register(ProcessInfo info);
 
+  /**
+   * What is known of a process gospan did not discover (its binary, from the event): used when
+   * its {@code /proc} entry is gone; forgotten by {@link #sweep} like the resources of other
+   * undiscovered processes.
+   */
+  default void hint(ProcessInfo info) {}
+
   /** The resource for spans of {@code pid}; computed once and cached until {@link #forget}. */
   Resource resource(int pid);
 

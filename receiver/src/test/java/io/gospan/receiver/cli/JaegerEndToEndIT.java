@@ -29,6 +29,8 @@ class JaegerEndToEndIT {
 
   static final String SERVER = "e2e-greeter-server";
   static final String CLIENT = "e2e-greeter-client";
+  static final String OUTSIDE_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  static final String OUTSIDE_PARENT = "00f067aa0ba902b7";
 
   @Test
   void tracesArriveInJaegerLinkedAndNamed() throws Exception {
@@ -57,23 +59,41 @@ class JaegerEndToEndIT {
         await(() -> log.stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
         try (ExampleApps.Server server = ExampleApps.startServer(dir, Map.of("OTEL_SERVICE_NAME", SERVER))) {
           await(() -> log.stream().anyMatch(l -> l.contains("tracing pid " + server.pid() + " ")), "server traced", log);
-          // a long-lived client makes the client binary known...
-          ProcessBuilder looping = new ProcessBuilder(dir.resolve("greeter-client").toString(), "-addr", server.address(),
-              "-n", "0", "-rate", "5", "-rpc", "unary", "-quiet").redirectOutput(ProcessBuilder.Redirect.DISCARD);
-          looping.environment().put("OTEL_SERVICE_NAME", CLIENT);
-          Process loop = looping.start();
+          // long-lived clients: one making OK calls, one asking for NOT_FOUND
+          Process loop = startClient(dir, server.address(), "-n", "0", "-rate", "5", "-rpc", "unary");
+          Process failing = startClient(dir, server.address(), "-n", "0", "-rate", "5", "-rpc", "unary", "-fail-code", "NOT_FOUND");
           try {
-            await(() -> log.stream().anyMatch(l -> l.contains("tracing pid " + loop.pid() + " ")), "client traced", log);
-            // ...so this short-lived one is traced from its first call
-            ExampleApps.runClient(dir, Map.of("OTEL_SERVICE_NAME", CLIENT), server.address(), "-rpc", "unary", "-n", "2", "-fail-code", "NOT_FOUND");
+            await(() -> log.stream().anyMatch(l -> l.contains("tracing pid " + loop.pid() + " "))
+                && log.stream().anyMatch(l -> l.contains("tracing pid " + failing.pid() + " ")), "clients traced", log);
+            Thread.sleep(1500);
+            // a short-lived process of the now known client binary, carrying a trace context from
+            // outside: traced from its first call, its spans join that trace
+            ExampleApps.runClient(dir, Map.of("OTEL_SERVICE_NAME", CLIENT), server.address(), "-rpc", "unary", "-n", "1",
+                "-header", "traceparent=00-" + OUTSIDE_TRACE + "-" + OUTSIDE_PARENT + "-01");
             Thread.sleep(1000);
           } finally {
             loop.destroy();
+            failing.destroy();
             loop.waitFor(10, TimeUnit.SECONDS);
+            failing.waitFor(10, TimeUnit.SECONDS);
           }
         }
         List<JsonNode> traces =
             jaeger.awaitTraces(CLIENT, t -> countLinked(t, "NOT_FOUND") >= 2 && countLinked(t, "OK") >= 3, Duration.ofSeconds(30));
+        // the traceparent call: both spans are children of the outside span, in its trace
+        // (an explicit traceparent wins over linking by socket); the process exited at once, so
+        // its service.name is its OTEL_SERVICE_NAME if gospan read /proc in time, else its
+        // executable's name, never unknown_service
+        JsonNode outside = jaeger.getJson("/api/traces/" + OUTSIDE_TRACE).path("data").get(0);
+        assertThat(outside).as("trace " + OUTSIDE_TRACE + " in Jaeger").isNotNull();
+        Map<String, String> outsideServices = new HashMap<>();
+        outside.path("processes").fields().forEachRemaining(e -> outsideServices.put(e.getKey(), e.getValue().path("serviceName").asText()));
+        JsonNode joinedClient = spanOfKind(outside, "client");
+        JsonNode joinedServer = spanOfKind(outside, "server");
+        assertThat(joinedClient.path("references").get(0).path("spanID").asText()).isEqualTo(OUTSIDE_PARENT);
+        assertThat(joinedServer.path("references").get(0).path("spanID").asText()).isEqualTo(OUTSIDE_PARENT);
+        assertThat(outsideServices.get(joinedClient.path("processID").asText())).isIn(CLIENT, "greeter-client");
+        assertThat(outsideServices.get(joinedServer.path("processID").asText())).isEqualTo(SERVER);
         for (JsonNode trace : traces) {
           Map<String, String> serviceOf = new HashMap<>();
           trace.path("processes").fields().forEachRemaining(e -> serviceOf.put(e.getKey(), e.getValue().path("serviceName").asText()));
@@ -86,7 +106,7 @@ class JaegerEndToEndIT {
           assertThat(serviceOf.get(server.path("processID").asText())).isEqualTo(SERVER);
           assertThat(client.path("operationName").asText()).isEqualTo("greeter.Greeter/SayHello");
           assertThat(server.path("operationName").asText()).isEqualTo("greeter.Greeter/SayHello");
-          assertThat(client.path("references")).isEmpty();
+          assertThat(client.path("references")).isEmpty(); // no traceparent: the client span is a root
           assertThat(server.path("references").get(0).path("refType").asText()).isEqualTo("CHILD_OF");
           assertThat(server.path("references").get(0).path("spanID").asText()).isEqualTo(client.path("spanID").asText());
           assertThat(tag(client, "rpc.system.name")).isEqualTo("grpc");
@@ -110,6 +130,14 @@ class JaegerEndToEndIT {
         assertThat(gospan.exitValue()).as(String.join("\n", log)).isZero();
       }
     }
+  }
+
+  static Process startClient(Path dir, String address, String... flags) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(dir.resolve("greeter-client").toString(), "-addr", address, "-quiet"));
+    cmd.addAll(List.of(flags));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
+    pb.environment().put("OTEL_SERVICE_NAME", CLIENT);
+    return pb.start();
   }
 
   static long countLinked(List<JsonNode> traces, String code) {

@@ -28,6 +28,7 @@ final class ProbeSession implements AutoCloseable {
             HeaderNames.defaults(),
             1 << 24,
             events::add,
+            (pid, exe) -> { },
             r -> {
               byte[] b = new byte[r.remaining()];
               r.get(b);

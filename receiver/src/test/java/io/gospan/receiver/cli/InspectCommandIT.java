@@ -1,0 +1,90 @@
+package io.gospan.receiver.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.receiver.discovery.ProcessSelector;
+import io.gospan.receiver.discovery.Sidecar;
+import io.gospan.receiver.discovery.Tracer;
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.testing.ExampleApps;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code gospan inspect} tells the truth: its verdict on the stripped example server is checked
+ * against what the sidecar really does with that binary, and unsupported inputs get a clear
+ * verdict and exit code.
+ */
+class InspectCommandIT {
+
+  record Result(int exit, String out) {}
+
+  static Result inspect(String target) {
+    InspectCommand c = new InspectCommand();
+    c.target = target;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+    int exit = c.call();
+    return new Result(exit, buf.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void theVerdictOnTheStrippedExampleServerMatchesWhatTheSidecarDoes() throws Exception {
+    Path dir = ExampleApps.build("--stripped");
+    Result r = inspect(dir.resolve("greeter-server").toString());
+    boolean saysSpans = r.out().contains("verdict:  client spans, server spans");
+    assertThat(r.exit()).as(r.out()).isEqualTo(saysSpans ? ExitCodes.OK : ExitCodes.UNSUPPORTED);
+    assertThat(r.out()).contains("go:       go1.").contains("grpc-go:  v1.").contains("from pclntab");
+    if (!saysSpans) {
+      assertThat(r.out()).contains("verdict:  unsupported").contains("no DWARF");
+    }
+
+    List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+    Sidecar.Options d = Sidecar.Options.defaults();
+    Sidecar.Options opts = new Sidecar.Options(d.headerNames(), 1 << 22, Duration.ofMillis(100),
+        new ProcessSelector(List.of(new ProcessSelector.Rule(dir + "/*", null, null, null)), List.of()), d.procFs(), 16);
+    try (Sidecar sidecar = Sidecar.start(opts, events::add, new Tracer.Listener() {});
+        ExampleApps.Server s = ExampleApps.startServer(dir)) {
+      sidecar.tracer().scan();
+      ExampleApps.runClient(ExampleApps.build(), s.address(), "-n", "2");
+      Thread.sleep(500);
+      long serverEnds;
+      synchronized (events) {
+        serverEnds = events.stream()
+            .filter(e -> e.pid() == s.pid() && e.side() == Side.SERVER && e.probe() == ProbeKind.LOOPY_WRITER_WRITE_HEADER && e.endStream())
+            .count();
+      }
+      assertThat(sidecar.tracer().traced().containsKey((int) s.pid())).as("traced, as inspect said:\n" + r.out()).isEqualTo(saysSpans);
+      assertThat(serverEnds).as("server spans, as inspect said:\n" + r.out()).isEqualTo(saysSpans ? 2 : 0);
+    }
+  }
+
+  @Test
+  void aGoBinaryWithoutGrpcIsUnsupported() {
+    // the gotruth helper: a Go program that does not link grpc-go
+    Path gotruth = ExampleApps.repoRoot().resolve("receiver/target/gotruth");
+    ExampleApps.run(List.of("go", "-C", ExampleApps.repoRoot().resolve("offsets/src/test/go/gotruth").toString(),
+        "build", "-o", gotruth.toString(), "."), 300);
+    Result r = inspect(gotruth.toString());
+    assertThat(r.exit()).as(r.out()).isEqualTo(ExitCodes.UNSUPPORTED);
+    assertThat(r.out()).contains("grpc-go:  not linked").contains("verdict:  unsupported");
+  }
+
+  @Test
+  void aNonGoFileAndAMissingFileAreClear() {
+    Result notGo = inspect("/bin/true");
+    assertThat(notGo.exit()).isEqualTo(ExitCodes.UNSUPPORTED);
+    assertThat(notGo.out()).contains("verdict: unsupported").containsIgnoringCase("go");
+    assertThat(inspect("/nonexistent/gospan-binary").exit()).isEqualTo(ExitCodes.ERROR);
+    assertThat(inspect("999999999").exit()).isEqualTo(ExitCodes.ERROR); // no such pid
+  }
+}
