@@ -19,6 +19,10 @@ public final class Sidecar implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Sidecar.class);
 
+  /** The longest an event waits in the ring buffer before it is read (records below the
+   * wakeup threshold do not wake the reader). */
+  static final int POLL_MILLIS = 20;
+
   /**
    * @param headerNames header names captured
    * @param ringBufferBytes events ring buffer size (power of 2, multiple of the page size)
@@ -96,7 +100,7 @@ public final class Sidecar implements AutoCloseable {
   private void pollLoop() {
     while (running) {
       try {
-        probes.poll(100);
+        probes.poll(POLL_MILLIS);
       } catch (RuntimeException e) {
         LOG.error("polling the ring buffer failed; retrying", e);
         sleep(Duration.ofMillis(100));

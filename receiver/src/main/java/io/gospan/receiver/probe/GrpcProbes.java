@@ -94,6 +94,12 @@ public final class GrpcProbes implements AutoCloseable {
       obj.setGlobal(
           "header_name_lengths",
           ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.lengthMask()).array());
+      // Records wake the reader only once a quarter of the buffer waits; otherwise the reader
+      // drains on its own timer (see poll): a wakeup per record costs the traced program more
+      // than the rest of the probe.
+      obj.setGlobal(
+          "wakeup_bytes",
+          ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(ringBufferBytes / 4).array());
       obj.load();
       return new GrpcProbes(obj, names, sink, newProcesses, rawTap);
     } catch (RuntimeException e) {
@@ -143,9 +149,13 @@ public final class GrpcProbes implements AutoCloseable {
     return entryFileOffset + StackCheckPrologue.length(bytes);
   }
 
-  /** Waits up to {@code timeoutMs} for events and hands each to the sink; returns records read. */
+  /**
+   * Waits up to {@code timeoutMs} for a wakeup (sent only once a quarter of the ring buffer is
+   * used), then hands every record available to the sink, woken or not; returns records read.
+   * Call it in a loop with a short timeout (the longest time an event may wait).
+   */
   public int poll(int timeoutMs) {
-    return ringBuffer.poll(timeoutMs);
+    return ringBuffer.poll(timeoutMs) + ringBuffer.consume();
   }
 
   /** Records dropped because they could not be decoded. */
