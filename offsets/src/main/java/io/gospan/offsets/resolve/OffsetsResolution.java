@@ -15,14 +15,37 @@ import java.util.Set;
  * @param values resolved fields
  * @param missing unresolved fields with the reason
  * @param functions entry of each probed function found in the binary
+ * @param mismatches fields where the catalog and the DWARF disagreed, with both values and the winner
  */
 public record OffsetsResolution(
-    Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing, Map<Probe, GoFunction> functions) {
+    Map<ProbeField, FieldValue> values,
+    Map<ProbeField, String> missing,
+    Map<Probe, GoFunction> functions,
+    Map<ProbeField, String> mismatches) {
 
   public OffsetsResolution {
     values = Collections.unmodifiableMap(new EnumMap<>(values.isEmpty() ? new EnumMap<>(ProbeField.class) : values));
     missing = Collections.unmodifiableMap(new LinkedHashMap<>(missing));
     functions = Collections.unmodifiableMap(functions.isEmpty() ? new EnumMap<>(Probe.class) : new EnumMap<>(functions));
+    mismatches = Collections.unmodifiableMap(new LinkedHashMap<>(mismatches));
+  }
+
+  public OffsetsResolution(
+      Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing, Map<Probe, GoFunction> functions) {
+    this(values, missing, functions, Map.of());
+  }
+
+  /**
+   * Why no probe can attach ("unsupported: grpc-go v1.99.0 is newer than the catalog ..., and no
+   * DWARF ..."), or empty when at least one can.
+   */
+  public java.util.Optional<String> unsupported() {
+    if (!attachable().isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    String r = refusal(Probe.LOOPY_WRITER_WRITE_HEADER);
+    int i = r.indexOf("unsupported: ");
+    return java.util.Optional.of(i >= 0 ? r.substring(i) : "unsupported: " + r);
   }
 
   /** Probes whose function exists and whose required fields all resolved. */

@@ -5,6 +5,7 @@ import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.GoFunction;
 import io.gospan.offsets.ItabAddresses;
+import io.gospan.offsets.catalog.OffsetsCatalog;
 import io.gospan.offsets.dwarf.FunctionParameters;
 import io.gospan.offsets.dwarf.Parameter;
 import io.gospan.offsets.dwarf.Piece;
@@ -15,24 +16,54 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Resolves every {@link ProbeField} of one binary. Sources, in order: the binary's DWARF
- * (the embedded catalog is consulted first once it exists), then missing with the reason.
- * Itab addresses come from the symbol table or, in stripped binaries, the runtime's itablinks.
+ * Resolves every {@link ProbeField} of one binary. Sources: the embedded offsets catalog, by the
+ * module versions in the binary's build info ({@link OffsetsCatalog}), and the binary's DWARF;
+ * when both answer, {@link Preference} decides (DWARF by default) and a disagreement is logged;
+ * when neither does, the field is missing with both reasons and only the probes needing it are
+ * refused. Itab addresses are per binary: the symbol table or, in stripped binaries, the
+ * runtime's itablinks.
+ *
+ * <p>Binaries without usable module versions (GOPATH builds, replaced modules, development
+ * toolchains) resolve from DWARF only; stripped as well, they are unsupported (matching
+ * catalog entries by the probed functions' signatures in pclntab is future work).
  */
 public final class OffsetsResolver {
+  private static final Logger LOG = LoggerFactory.getLogger(OffsetsResolver.class);
+
+  private static final String SYSCALL_CONN_OLD = "google.golang.org/grpc/credentials/internal.syscallConn";
+
   private OffsetsResolver() {}
 
   /**
-   * Resolves what the probes need.
+   * Resolves what the probes need with the embedded catalog, DWARF winning where both answer
+   * ({@link Preference#DWARF}).
    *
    * @throws GoBinaryException when the binary is not a readable Go binary; a missing or
    *     partial DWARF is not an error (the fields are reported missing)
    */
   public static OffsetsResolution resolve(GoBinary binary) throws GoBinaryException {
+    return resolve(binary, OffsetsCatalog.embedded(), Preference.DWARF);
+  }
+
+  /**
+   * Resolves what the probes need: per field, the catalog (by the module versions in the binary's
+   * build info) and the binary's DWARF; {@code preference} decides which wins when both answer (a
+   * disagreement is logged and reported in {@link OffsetsResolution#mismatches()}); neither: missing,
+   * with both reasons.
+   *
+   * @param catalog {@link OffsetsCatalog#empty()} for DWARF only
+   * @throws GoBinaryException when the binary is not a readable Go binary; a missing or
+   *     partial DWARF is not an error (the fields are reported missing)
+   */
+  public static OffsetsResolution resolve(GoBinary binary, OffsetsCatalog catalog, Preference preference)
+      throws GoBinaryException {
     Map<ProbeField, FieldValue> values = new EnumMap<>(ProbeField.class);
     Map<ProbeField, String> missing = new LinkedHashMap<>();
+    Map<ProbeField, String> mismatches = new LinkedHashMap<>();
     Map<Probe, GoFunction> functions = new EnumMap<>(Probe.class);
 
     List<String> names = new ArrayList<>();
@@ -47,12 +78,27 @@ public final class OffsetsResolver {
       }
     }
 
+    Map<ProbeField, OffsetsCatalog.Answer> answers = new EnumMap<>(ProbeField.class);
+    if (!catalog.isEmpty()) {
+      OffsetsCatalog.BinaryVersions versions = null;
+      String noVersions = null;
+      try {
+        versions = OffsetsCatalog.BinaryVersions.of(binary.buildInfo(), binary.usesRegisterAbi());
+      } catch (GoBinaryException e) {
+        noVersions = "no module versions (unreadable build info: " + e.getMessage() + ")";
+      }
+      for (ProbeField field : ProbeField.values()) {
+        if (field.kind() != ProbeField.Kind.ITAB) {
+          answers.put(field, versions != null ? catalog.lookup(field, versions) : OffsetsCatalog.Answer.none(noVersions, false));
+        }
+      }
+    }
     GoBinary.Dwarf dwarf = null;
     String noDwarf = null;
     try {
       dwarf = binary.dwarf();
     } catch (DwarfUnavailableException e) {
-      noDwarf = "no DWARF (stripped binary) and no catalog entry: " + e.getMessage();
+      noDwarf = "no DWARF (stripped binary): " + e.getMessage();
     }
 
     Map<Probe, Optional<FunctionParameters>> params = new EnumMap<>(Probe.class);
@@ -65,56 +111,107 @@ public final class OffsetsResolver {
         resolveItab(field, itabs, values, missing);
         continue;
       }
+      OffsetsCatalog.Answer answer = answers.get(field);
+      FieldValue fromCatalog = answer == null ? null : answer.value();
+      Map<ProbeField, FieldValue> dv = new EnumMap<>(ProbeField.class);
+      Map<ProbeField, String> dm = new EnumMap<>(ProbeField.class);
       if (dwarf == null) {
-        missing.put(field, noDwarf);
-        continue;
+        dm.put(field, noDwarf != null ? noDwarf : "DWARF not read");
+      } else {
+        resolveFromDwarf(field, dwarf, params, dv, dm);
       }
-      switch (field.kind()) {
-        case ARGUMENT: {
-          GoBinary.Dwarf d = dwarf;
-          Optional<FunctionParameters> fp = params.get(field.probe());
-          if (fp == null) {
-            // Go 1.17 DWARF shows some register arguments in their spill slots at the entry pc:
-            // derive the locations from the calling convention and the DWARF types instead.
-            fp = d.parametersByAbi(field.probe().function());
-            params.put(field.probe(), fp);
-          }
-          resolveArgument(field, fp, values, missing);
-          break;
+      FieldValue fromDwarf = dv.get(field);
+      if (fromDwarf != null) {
+        if (fromCatalog != null && !sameValue(fromCatalog, fromDwarf)) {
+          String m = "catalog says " + fromCatalog + ", DWARF says " + fromDwarf + "; using "
+              + (preference == Preference.DWARF ? "DWARF" : "catalog");
+          mismatches.put(field, m);
+          LOG.warn("{}: {} {}", binary.path(), field.cName(), m);
         }
-        case MEMBER: {
-          long sum = 0;
-          String failed = null;
-          List<String> path = field.path();
-          for (int i = 0; i + 1 < path.size(); i += 2) {
-            OptionalLong off = dwarf.memberOffset(path.get(i), path.get(i + 1));
-            if (off.isEmpty()) {
-              failed = "DWARF has no member " + path.get(i) + "." + path.get(i + 1);
-              break;
-            }
-            sum += off.getAsLong();
-          }
-          if (failed == null) {
-            values.put(field, new FieldValue(null, sum, FieldValue.Source.DWARF));
-          } else {
-            missing.put(field, failed);
-          }
-          break;
-        }
-        case SIZE: {
-          OptionalLong size = dwarf.typeSize(field.path().get(0));
-          if (size.isPresent()) {
-            values.put(field, new FieldValue(null, size.getAsLong(), FieldValue.Source.DWARF));
-          } else {
-            missing.put(field, "DWARF has no type " + field.path().get(0));
-          }
-          break;
-        }
-        default:
-          throw new AssertionError(field);
+        values.put(field, fromCatalog != null && preference == Preference.CATALOG ? fromCatalog : fromDwarf);
+      } else if (fromCatalog != null) {
+        values.put(field, fromCatalog);
+      } else {
+        missing.put(field, missingReason(answer, dm.get(field), dwarf == null));
       }
     }
-    return new OffsetsResolution(values, missing, functions);
+    return new OffsetsResolution(values, missing, functions, mismatches);
+  }
+
+  private static boolean sameValue(FieldValue a, FieldValue b) {
+    return java.util.Objects.equals(a.location(), b.location()) && a.value() == b.value();
+  }
+
+  /** Both reasons; "unsupported: ..." when the binary is stripped and the catalog cannot answer. */
+  private static String missingReason(OffsetsCatalog.Answer answer, String dwarfReason, boolean noDwarf) {
+    if (answer == null) {
+      return dwarfReason;
+    }
+    if (answer.absent()) {
+      return answer.reason() + "; " + dwarfReason;
+    }
+    if (noDwarf) {
+      return "unsupported: " + answer.reason() + ", and " + dwarfReason;
+    }
+    return dwarfReason + "; catalog: " + answer.reason();
+  }
+
+  private static void resolveFromDwarf(
+      ProbeField field,
+      GoBinary.Dwarf dwarf,
+      Map<Probe, Optional<FunctionParameters>> params,
+      Map<ProbeField, FieldValue> values,
+      Map<ProbeField, String> missing)
+      throws GoBinaryException {
+    switch (field.kind()) {
+      case ARGUMENT: {
+        Optional<FunctionParameters> fp = params.get(field.probe());
+        if (fp == null) {
+          fp = dwarf.parametersByAbi(field.probe().function()); // Go 1.17 DWARF shows some register args in spill slots at entry
+          params.put(field.probe(), fp);
+        }
+        resolveArgument(field, fp, values, missing);
+        break;
+      }
+      case MEMBER: {
+        long sum = 0;
+        String failed = null;
+        List<String> path = field.path();
+        for (int i = 0; i + 1 < path.size(); i += 2) {
+          OptionalLong off = dwarf.memberOffset(path.get(i), path.get(i + 1));
+          if (off.isEmpty()) {
+            failed = "DWARF has no member " + path.get(i) + "." + path.get(i + 1);
+            break;
+          }
+          sum += off.getAsLong();
+        }
+        if (failed != null && field == ProbeField.SYSCALL_CONN_CONN) {
+          // grpc-go before 1.30 kept syscallConn in credentials/internal.
+          OptionalLong old = dwarf.memberOffset(SYSCALL_CONN_OLD, "Conn");
+          if (old.isPresent()) {
+            failed = null;
+            sum = old.getAsLong();
+          }
+        }
+        if (failed == null) {
+          values.put(field, new FieldValue(null, sum, FieldValue.Source.DWARF));
+        } else {
+          missing.put(field, failed);
+        }
+        break;
+      }
+      case SIZE: {
+        OptionalLong size = dwarf.typeSize(field.path().get(0));
+        if (size.isPresent()) {
+          values.put(field, new FieldValue(null, size.getAsLong(), FieldValue.Source.DWARF));
+        } else {
+          missing.put(field, "DWARF has no type " + field.path().get(0));
+        }
+        break;
+      }
+      default:
+        throw new AssertionError(field);
+    }
   }
 
   private static void resolveItab(

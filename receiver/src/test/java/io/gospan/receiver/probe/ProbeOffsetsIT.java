@@ -3,9 +3,11 @@ package io.gospan.receiver.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.OffsetsResolver;
 import io.gospan.offsets.resolve.Probe;
+import io.gospan.offsets.resolve.ProbeField;
 import io.gospan.receiver.testing.ExampleApps;
 import io.gospan.receiver.testing.TruthOffsets;
 import java.nio.file.Path;
@@ -50,14 +52,42 @@ class ProbeOffsetsIT {
     sameAsGo(ExampleApps.build("--go", "1.16.15", "--grpc", "v1.40.0"));
   }
 
+  /**
+   * The stripped default build has no DWARF: every field but the itabs (itablinks) comes from the
+   * embedded catalog, by the grpc-go, x/net and Go versions in its build info, and equals what the
+   * unstripped twin's DWARF says.
+   */
   @Test
-  void strippedBinariesResolveNoDwarfFieldsAndSayWhy() throws Exception {
-    Path binary = ExampleApps.build("--stripped").resolve("greeter-server");
-    try (GoBinary b = GoBinary.open(binary)) {
-      OffsetsResolution r = OffsetsResolver.resolve(b);
+  void strippedDefaultBinaryResolvesThroughTheCatalogAndAttachesAllProbes() throws Exception {
+    Path stripped = ExampleApps.build("--stripped");
+    Path plain = ExampleApps.build();
+    for (String program : new String[] {"greeter-server", "greeter-client"}) {
+      OffsetsResolution r;
+      try (GoBinary b = GoBinary.open(stripped.resolve(program))) {
+        r = OffsetsResolver.resolve(b);
+      }
+      OffsetsResolution twin;
+      try (GoBinary b = GoBinary.open(plain.resolve(program))) {
+        twin = OffsetsResolver.resolve(b);
+      }
       assertThat(r.functions()).as("functions come from pclntab").containsOnlyKeys(Probe.values());
-      assertThat(r.attachable()).isEmpty();
-      assertThat(r.refusal(Probe.LOOPY_WRITER_WRITE_HEADER)).contains("no DWARF");
+      assertThat(r.attachable()).as("%s: %s", program, r.missing()).containsExactlyInAnyOrder(Probe.values());
+      assertThat(r.socketIdentity()).as("socket identity of stripped %s", program).isTrue();
+      for (ProbeField f : ProbeField.values()) {
+        FieldValue v = r.values().get(f);
+        FieldValue d = twin.values().get(f);
+        if (f.kind() == ProbeField.Kind.ITAB) {
+          assertThat(v).as("%s %s", program, f).isNotNull();
+          assertThat(v.source()).isEqualTo(FieldValue.Source.ITABLINKS);
+        } else if (d == null) {
+          assertThat(v).as("%s %s is not in the twin's DWARF either", program, f).isNull();
+        } else {
+          assertThat(v).as("%s %s: %s", program, f, r.missing().get(f)).isNotNull();
+          assertThat(v.source()).as("%s %s", program, f).isEqualTo(FieldValue.Source.CATALOG);
+          assertThat(v.location()).as("%s %s", program, f).isEqualTo(d.location());
+          assertThat(v.value()).as("%s %s", program, f).isEqualTo(d.value());
+        }
+      }
     }
   }
 }

@@ -1,0 +1,48 @@
+// probe is the offsets catalog's generator program: a gRPC health server and client in one binary, over
+// plain TCP and TLS, so the linker keeps every function and type the gospan probes read (loopyWriter,
+// http2Client, http2Server, x/net http2 frames and hpack, net.TCPConn, crypto/tls.Conn, grpc's
+// credentials.syscallConn). It uses only APIs present in every grpc-go release from v1.30 on
+// (grpc.WithInsecure rather than credentials/insecure, which came in v1.34). It is built, never run.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"log"
+	"net"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+func main() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	opt := grpc.WithInsecure()
+	if len(os.Args) > 1 && os.Args[1] == "-tls" {
+		opt = grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{InsecureSkipVerify: true}))
+	}
+	conn, err := grpc.Dial(lis.Addr().String(), opt)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("health: %v", resp.GetStatus())
+}

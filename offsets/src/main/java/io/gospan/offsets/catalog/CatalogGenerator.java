@@ -1,0 +1,465 @@
+package io.gospan.offsets.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.GoBinaryException;
+import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.resolve.FieldValue;
+import io.gospan.offsets.resolve.OffsetsResolution;
+import io.gospan.offsets.resolve.OffsetsResolver;
+import io.gospan.offsets.resolve.Preference;
+import io.gospan.offsets.resolve.Probe;
+import io.gospan.offsets.resolve.ProbeField;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * Builds the offsets catalog from observed builds. {@code offsets/generate-catalog.sh} drives it:
+ *
+ * <pre>
+ * CatalogGenerator extract BINARY OUT.json       read one built probe program's DWARF into OUT.json
+ * CatalogGenerator extract-all CACHE             the same for every CACHE/build/KEY without CACHE/KEY.json
+ * CatalogGenerator failed OUT.json KEY REASON    record a combination that did not build
+ * CatalogGenerator merge CACHE CATALOG DOC       merge CACHE/*.json into the catalog and docs/compatibility.md
+ * </pre>
+ *
+ * KEY is {@code <grpc>-go<go>[-xnet<x/net>]}, e.g. {@code v1.60.1-go1.21.13}. Values are read with
+ * {@link OffsetsResolver} from DWARF only (an empty catalog), so the catalog holds exactly what the
+ * inspector reads from an unstripped binary.
+ */
+public final class CatalogGenerator {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private CatalogGenerator() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length == 0) {
+      usage();
+    }
+    switch (args[0]) {
+      case "extract":
+        if (args.length != 3) {
+          usage();
+        }
+        write(Path.of(args[2]), observe(Path.of(args[1]), keyOf(Path.of(args[2]))));
+        break;
+      case "extract-all":
+        if (args.length != 2) {
+          usage();
+        }
+        extractAll(Path.of(args[1]));
+        break;
+      case "failed":
+        if (args.length != 4) {
+          usage();
+        }
+        write(Path.of(args[1]), failure(args[2], args[3]));
+        break;
+      case "merge":
+        if (args.length != 4) {
+          usage();
+        }
+        List<JsonNode> observations = readCache(Path.of(args[1]));
+        ObjectNode catalog = merge(observations);
+        Files.createDirectories(Path.of(args[2]).toAbsolutePath().getParent());
+        Files.writeString(Path.of(args[2]), render(catalog));
+        Files.writeString(Path.of(args[3]), compatibility(observations, catalog));
+        System.err.println("catalog: " + count(observations, "ok") + " builds observed, " + count(observations, "failed")
+            + " failed; wrote " + args[2] + " and " + args[3]);
+        break;
+      default:
+        usage();
+    }
+  }
+
+  private static void usage() {
+    System.err.println("usage: CatalogGenerator extract BINARY OUT.json | extract-all CACHE | failed OUT.json KEY REASON"
+        + " | merge CACHE CATALOG.json COMPATIBILITY.md");
+    System.exit(2);
+  }
+
+  private static String keyOf(Path json) {
+    String n = json.getFileName().toString();
+    return n.endsWith(".json") ? n.substring(0, n.length() - 5) : n;
+  }
+
+  /** For every built combination in CACHE/build without a result, extracts (or records its failure). */
+  public static void extractAll(Path cache) throws IOException {
+    Path build = cache.resolve("build");
+    if (!Files.isDirectory(build)) {
+      return;
+    }
+    List<Path> dirs;
+    try (Stream<Path> s = Files.list(build)) {
+      dirs = s.sorted().toList();
+    }
+    for (Path dir : dirs) {
+      String key = dir.getFileName().toString();
+      Path out = cache.resolve(key + ".json");
+      if (Files.exists(out)) {
+        continue;
+      }
+      if (Files.exists(dir.resolve(".done"))) {
+        write(out, observe(dir.resolve("probe"), key));
+        System.err.println("extracted " + key);
+      } else if (Files.exists(dir.resolve(".failed"))) {
+        List<String> log = Files.readAllLines(dir.resolve("build.log"));
+        write(out, failure(key, log.isEmpty() ? "unknown" : log.get(log.size() - 1)));
+        System.err.println("failed " + key);
+      }
+    }
+  }
+
+  /** What one unstripped build says about every catalogued field (DWARF only). */
+  public static ObjectNode observe(Path binary, String key) throws IOException {
+    ObjectNode o = JsonNodeFactory.instance.objectNode();
+    o.put("key", key);
+    try (GoBinary b = GoBinary.open(binary)) {
+      BuildInfo info = b.buildInfo();
+      OffsetsResolution r = OffsetsResolver.resolve(b, OffsetsCatalog.empty(), Preference.DWARF);
+      o.put("status", "ok");
+      o.put("go", info.goVersion());
+      o.put("abi", b.usesRegisterAbi() ? "register" : "stack");
+      OffsetsCatalog.BinaryVersions v = OffsetsCatalog.BinaryVersions.of(info, b.usesRegisterAbi());
+      o.put("grpc", v.grpc());
+      o.put("xnet", v.xnet());
+      ObjectNode fields = o.putObject("fields");
+      ObjectNode missing = o.putObject("missing");
+      for (ProbeField f : ProbeField.values()) {
+        if (f.kind() == ProbeField.Kind.ITAB) {
+          continue;
+        }
+        FieldValue fv = r.values().get(f);
+        if (fv != null) {
+          fields.putPOJO(f.cName(), OffsetsCatalog.encode(fv));
+        } else {
+          fields.putNull(f.cName());
+          missing.put(f.cName(), r.missing().get(f));
+        }
+      }
+      ArrayNode fns = o.putArray("functions");
+      for (Probe p : r.functions().keySet()) {
+        fns.add(p.name());
+      }
+    } catch (GoBinaryException e) {
+      return failure(key, "inspecting the build failed: " + e.getMessage());
+    }
+    return o;
+  }
+
+  static ObjectNode failure(String key, String reason) {
+    ObjectNode o = JsonNodeFactory.instance.objectNode();
+    o.put("key", key);
+    o.put("status", "failed");
+    o.put("reason", reason);
+    return o;
+  }
+
+  private static void write(Path out, JsonNode node) throws IOException {
+    Files.createDirectories(out.toAbsolutePath().getParent());
+    Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+    Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n");
+    Files.move(tmp, out, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  public static List<JsonNode> readCache(Path cache) throws IOException {
+    List<JsonNode> out = new ArrayList<>();
+    try (Stream<Path> s = Files.list(cache)) {
+      for (Path p : s.filter(p -> p.toString().endsWith(".json")).sorted().toList()) {
+        out.add(JSON.readTree(p.toFile()));
+      }
+    }
+    return out;
+  }
+
+  private static long count(List<JsonNode> obs, String status) {
+    return obs.stream().filter(o -> o.path("status").asText().equals(status)).count();
+  }
+
+  /** A section's key version of one observation (semantic; STD: the Go version). */
+  private static String sectionVersion(String section, JsonNode o) {
+    String module = OffsetsCatalog.keyModule(section);
+    switch (module) {
+      case OffsetsCatalog.STD:
+        return ModuleVersions.goToSemver(o.path("go").asText());
+      case OffsetsCatalog.GRPC:
+        return o.path("grpc").isTextual() ? o.path("grpc").asText() : null;
+      default:
+        return o.path("xnet").isTextual() ? o.path("xnet").asText() : null;
+    }
+  }
+
+  private static boolean inSection(String section, JsonNode o) {
+    if (section.startsWith("arguments/")) {
+      return section.equals("arguments/" + o.path("abi").asText());
+    }
+    return true;
+  }
+
+  /** Merges observations into the catalog tree (see {@link OffsetsCatalog} for the format). */
+  public static ObjectNode merge(List<JsonNode> observations) {
+    List<String> sections = List.of(OffsetsCatalog.GRPC, OffsetsCatalog.XNET, OffsetsCatalog.STD,
+        OffsetsCatalog.ARGUMENTS_REGISTER, OffsetsCatalog.ARGUMENTS_STACK);
+    ObjectNode root = JsonNodeFactory.instance.objectNode();
+    root.put("format", 1);
+    root.put("about", "gospan offsets catalog, generated by offsets/generate-catalog.sh; see OffsetsCatalog for the format"
+        + " and docs/compatibility.md for the coverage. Do not edit by hand.");
+    ObjectNode out = root.putObject("sections");
+    for (String section : sections) {
+      TreeSet<String> observed = new TreeSet<>(ModuleVersions.ORDER);
+      // field -> version -> distinct values (JSON text)
+      Map<String, TreeMap<String, Set<String>>> values = new LinkedHashMap<>();
+      for (JsonNode o : observations) {
+        if (!o.path("status").asText().equals("ok") || !inSection(section, o)) {
+          continue;
+        }
+        String v = sectionVersion(section, o);
+        if (v == null) {
+          continue;
+        }
+        observed.add(v);
+        for (ProbeField f : ProbeField.values()) {
+          if (!section.equals(OffsetsCatalog.section(f, section.equals(OffsetsCatalog.ARGUMENTS_REGISTER)))) {
+            continue;
+          }
+          if (section.startsWith("arguments/") != (f.kind() == ProbeField.Kind.ARGUMENT)) {
+            continue;
+          }
+          JsonNode val = o.path("fields").get(f.cName());
+          values.computeIfAbsent(f.cName(), k -> new TreeMap<>(ModuleVersions.ORDER))
+              .computeIfAbsent(v, k -> new LinkedHashSet<>())
+              .add(val == null ? "null" : val.toString());
+        }
+      }
+      if (observed.isEmpty()) {
+        continue;
+      }
+      boolean go = section.equals(OffsetsCatalog.STD);
+      ObjectNode s = out.putObject(section);
+      ArrayNode obs = s.putArray("observed");
+      observed.forEach(v -> obs.add(go ? goName(v) : v));
+      ObjectNode fields = s.putObject("fields");
+      for (Map.Entry<String, TreeMap<String, Set<String>>> f : values.entrySet()) {
+        ArrayNode list = fields.putArray(f.getKey());
+        String last = null;
+        for (Map.Entry<String, Set<String>> e : f.getValue().entrySet()) {
+          boolean conflict = e.getValue().size() > 1;
+          String value = conflict ? "conflict:" + String.join("|", e.getValue()) : e.getValue().iterator().next();
+          if (Objects.equals(value, last)) {
+            continue;
+          }
+          last = value;
+          ObjectNode entry = list.addObject();
+          entry.put("since", go ? goName(e.getKey()) : e.getKey());
+          try {
+            entry.set("value", JSON.readTree(e.getValue().iterator().next()));
+          } catch (IOException ex) {
+            throw new IllegalStateException(ex);
+          }
+          if (conflict) {
+            entry.put("conflict", true);
+            entry.put("seen", String.join(" | ", e.getValue()));
+          }
+        }
+      }
+    }
+    return root;
+  }
+
+  private static String goName(String semver) {
+    return "go" + semver.substring(1).replaceFirst("\\.0-", "").replaceFirst("-", "");
+  }
+
+  /** Compact JSON: one line per field, so a diff shows what moved. */
+  public static String render(ObjectNode catalog) throws IOException {
+    StringBuilder b = new StringBuilder("{\n");
+    b.append("  \"format\": ").append(catalog.path("format").asInt()).append(",\n");
+    b.append("  \"about\": ").append(JSON.writeValueAsString(catalog.path("about").asText())).append(",\n");
+    b.append("  \"sections\": {");
+    boolean firstSection = true;
+    for (Iterator<Map.Entry<String, JsonNode>> it = catalog.path("sections").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> s = it.next();
+      b.append(firstSection ? "\n" : ",\n");
+      firstSection = false;
+      b.append("    ").append(JSON.writeValueAsString(s.getKey())).append(": {\n");
+      b.append("      \"observed\": ").append(JSON.writeValueAsString(s.getValue().path("observed"))).append(",\n");
+      b.append("      \"fields\": {");
+      boolean firstField = true;
+      for (Iterator<Map.Entry<String, JsonNode>> fi = s.getValue().path("fields").fields(); fi.hasNext(); ) {
+        Map.Entry<String, JsonNode> f = fi.next();
+        b.append(firstField ? "\n" : ",\n");
+        firstField = false;
+        b.append("        ").append(JSON.writeValueAsString(f.getKey())).append(": ").append(JSON.writeValueAsString(f.getValue()));
+      }
+      b.append("\n      }\n    }");
+    }
+    b.append("\n  }\n}\n");
+    return b.toString();
+  }
+
+  /** docs/compatibility.md: the Go × grpc-go matrix and what the catalog covers. */
+  public static String compatibility(List<JsonNode> observations, ObjectNode catalog) {
+    TreeSet<String> grpcs = new TreeSet<>(ModuleVersions.ORDER);
+    TreeSet<String> gos = new TreeSet<>(ModuleVersions.ORDER);
+    Map<String, JsonNode> byCell = new TreeMap<>();
+    List<JsonNode> extra = new ArrayList<>();
+    for (JsonNode o : observations) {
+      String key = o.path("key").asText();
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("(v[^-]+)-go([0-9.]+)(-xnet(.*))?").matcher(key);
+      if (!m.matches()) {
+        continue;
+      }
+      if (m.group(3) != null) {
+        extra.add(o);
+        continue;
+      }
+      grpcs.add(m.group(1));
+      gos.add("v" + m.group(2));
+      byCell.put(m.group(1) + " " + m.group(2), o);
+    }
+    StringBuilder b = new StringBuilder();
+    b.append("# Compatibility: Go × grpc-go and the offsets catalog\n\n");
+    b.append("Generated by `offsets/generate-catalog.sh` (CatalogGenerator) from the builds in its cache; do not edit.\n\n");
+    b.append("gospan resolves every field its probes read per binary: from the embedded catalog\n"
+        + "(`offsets/src/main/resources/io/gospan/offsets/catalog.json`), keyed by the versions in the binary's\n"
+        + "build info, and from the binary's own DWARF (DWARF wins by default when both answer; a\n"
+        + "disagreement is logged). **An unstripped binary works with any version the inspector can read**;\n"
+        + "the catalog is what makes **stripped** binaries (`-ldflags='-s -w'`) work.\n\n");
+    b.append("A stripped binary is supported when every version keying its fields is covered:\n\n"
+        + "- grpc-go struct members and the probed functions' argument locations: by grpc-go version\n"
+        + "  (arguments separately for the register ABI, Go ≥ 1.17, and the stack ABI, Go ≤ 1.16);\n"
+        + "- `MetaHeadersFrame`, `HeadersFrame`/`FrameHeader`, `hpack.HeaderField`: by golang.org/x/net version;\n"
+        + "- `net.TCPConn`, `net.conn`, `net.netFD`, `internal/poll.FD`, `crypto/tls.Conn`: by Go version.\n\n"
+        + "A version is covered when it lies between the oldest and newest observed versions and the\n"
+        + "observed versions around it (or it itself) agree on the value. Newer than the newest observed,\n"
+        + "older than the oldest, or inside a range where the value changed between two observations: not\n"
+        + "covered; the binary's DWARF is used, and a stripped binary is reported `unsupported: ...` with the\n"
+        + "reason. Binaries without module versions (GOPATH builds, replaced modules, development\n"
+        + "toolchains) use DWARF only.\n\n");
+    JsonNode secs = catalog.path("sections");
+    b.append("## Stripped binaries: what the catalog covers\n\n");
+    b.append("| | from | to |\n|---|---|---|\n");
+    for (String[] row : new String[][] {
+        {"grpc-go, Go ≥ 1.17 (register ABI)", OffsetsCatalog.ARGUMENTS_REGISTER},
+        {"grpc-go, Go ≤ 1.16 (stack ABI)", OffsetsCatalog.ARGUMENTS_STACK},
+        {"golang.org/x/net", OffsetsCatalog.XNET},
+        {"Go (net, internal/poll, crypto/tls)", OffsetsCatalog.STD}}) {
+      JsonNode obs = secs.path(row[1]).path("observed");
+      if (obs.size() > 0) {
+        b.append("| ").append(row[0]).append(" | `").append(obs.get(0).asText()).append("` | `")
+            .append(obs.get(obs.size() - 1).asText()).append("` |\n");
+      } else {
+        b.append("| ").append(row[0]).append(" | none | |\n");
+      }
+    }
+    b.append("\nInside these ranges a version is answered unless a value changed between the two observed\n"
+        + "versions around it (listed under \"Where values change\" below: the versions strictly between\n"
+        + "the last observation with the old value and the first with the new one are not covered).\n\n"
+        + "Not covered, by design: grpc-go older than the oldest or newer than the newest observed release;\n"
+        + "a Go release newer than the newest observed toolchain; binaries without module versions (GOPATH\n"
+        + "builds, grpc-go or x/net replaced by a directory or another module); development toolchains.\n"
+        + "Unstripped, all of these still work from DWARF. Future work: for stripped binaries without\n"
+        + "module versions, pick the catalog entry whose probed functions match the binary's pclntab.\n\n");
+    b.append("## Builds observed\n\n");
+    b.append("Each cell is one build of `offsets/src/catalog-gen/probe` (a grpc-go health server and client,\n"
+        + "plain and TLS) with that toolchain and grpc-go release, its other dependencies as `go mod tidy`\n"
+        + "chose them for that release. ✓ = built and read; ✗ = failed (reason below); blank = not attempted.\n\n");
+    List<String> goList = new ArrayList<>(gos);
+    b.append("| grpc-go | x/net (by tidy) |");
+    goList.forEach(g -> b.append(" go").append(g.substring(1)).append(" |"));
+    b.append("\n|---|---|");
+    goList.forEach(g -> b.append("---|"));
+    b.append("\n");
+    List<String> failures = new ArrayList<>();
+    for (String grpc : grpcs) {
+      String xnet = "";
+      StringBuilder cells = new StringBuilder();
+      for (String g : goList) {
+        JsonNode o = byCell.get(grpc + " " + g.substring(1));
+        if (o == null) {
+          cells.append("  |");
+        } else if (o.path("status").asText().equals("ok")) {
+          cells.append(" ✓ |");
+          if (xnet.isEmpty() && o.path("xnet").isTextual()) {
+            xnet = o.path("xnet").asText();
+          }
+        } else {
+          cells.append(" ✗ |");
+          failures.add("- grpc-go " + grpc + " with go" + g.substring(1) + ": " + o.path("reason").asText().replaceAll("\\s+", " ").strip().replace("|", "\\|"));
+        }
+      }
+      b.append("| ").append(grpc).append(" | ").append(xnet.isEmpty() ? "" : "`" + xnet + "`").append(" |").append(cells).append("\n");
+    }
+    for (JsonNode o : extra) {
+      b.append("\nAlso: `").append(o.path("key").asText()).append("` (newest grpc-go and the newest x/net, as applications upgrade x/net on their own): ")
+          .append(o.path("status").asText().equals("ok") ? "✓" : "✗ " + o.path("reason").asText()).append("\n");
+    }
+    if (!failures.isEmpty()) {
+      b.append("\n### Failed builds\n\n");
+      failures.forEach(f -> b.append(f).append("\n"));
+    }
+    b.append("\n## Catalog coverage\n\n");
+    b.append("| section | keyed by | observed versions | fields | value changes |\n|---|---|---|---|---|\n");
+    for (Iterator<Map.Entry<String, JsonNode>> it = catalog.path("sections").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> s = it.next();
+      JsonNode obs = s.getValue().path("observed");
+      int changes = 0;
+      int nfields = 0;
+      List<String> conflicts = new ArrayList<>();
+      for (Iterator<Map.Entry<String, JsonNode>> fi = s.getValue().path("fields").fields(); fi.hasNext(); ) {
+        Map.Entry<String, JsonNode> f = fi.next();
+        nfields++;
+        changes += f.getValue().size() - 1;
+        for (JsonNode e : f.getValue()) {
+          if (e.path("conflict").asBoolean()) {
+            conflicts.add(f.getKey() + "@" + e.path("since").asText());
+          }
+        }
+      }
+      String module = OffsetsCatalog.keyModule(s.getKey());
+      b.append("| `").append(s.getKey()).append("` | ").append(module.equals("std") ? "Go" : module).append(" | ")
+          .append(obs.size()).append(": ").append(obs.get(0).asText()).append(" … ").append(obs.get(obs.size() - 1).asText())
+          .append(" | ").append(nfields).append(" | ").append(changes)
+          .append(conflicts.isEmpty() ? "" : "; not trusted (builds disagreed): " + String.join(", ", conflicts)).append(" |\n");
+    }
+    b.append("\nWhere values change (first observed version with the new value):\n\n");
+    for (Iterator<Map.Entry<String, JsonNode>> it = catalog.path("sections").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> s = it.next();
+      for (Iterator<Map.Entry<String, JsonNode>> fi = s.getValue().path("fields").fields(); fi.hasNext(); ) {
+        Map.Entry<String, JsonNode> f = fi.next();
+        if (f.getValue().size() > 1) {
+          List<String> parts = new ArrayList<>();
+          for (JsonNode e : f.getValue()) {
+            parts.add(e.path("since").asText() + ": " + e.path("value").toString());
+          }
+          b.append("- `").append(s.getKey()).append("` `").append(f.getKey()).append("`: ").append(String.join(", ", parts)).append("\n");
+        }
+      }
+    }
+    b.append("\nObserved x/net versions: ");
+    JsonNode xn = catalog.path("sections").path(OffsetsCatalog.XNET).path("observed");
+    List<String> xs = new ArrayList<>();
+    xn.forEach(x -> xs.add("`" + x.asText() + "`"));
+    b.append(String.join(", ", xs)).append(".\n");
+    b.append("\nRegenerate: `offsets/generate-catalog.sh` (incremental; `--until HH:MM` to bound it), then review\n"
+        + "and commit `catalog.json` and this file. `CatalogDriftIT` rebuilds a sample and fails when it\n"
+        + "differs from the committed catalog.\n");
+    return b.toString();
+  }
+}

@@ -1,0 +1,368 @@
+package io.gospan.offsets.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.Module;
+import io.gospan.offsets.resolve.ArgLocation;
+import io.gospan.offsets.resolve.FieldValue;
+import io.gospan.offsets.resolve.ProbeField;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The embedded offsets catalog: {@link ProbeField} values observed in real builds, keyed by the
+ * version of the module that defines each field. Format (resource {@code io/gospan/offsets/catalog.json},
+ * written by {@link CatalogGenerator}):
+ *
+ * <pre>
+ * { "format": 1,
+ *   "sections": {
+ *     "google.golang.org/grpc": { "observed": ["v1.30.0", ...], "fields": {
+ *         "loopy_writer_side": [{"since": "v1.30.0", "value": 0}],
+ *         "loopy_writer_conn": [{"since": "v1.30.0", "value": null}, {"since": "v1.69.4", "value": 40}] } },
+ *     "golang.org/x/net": {...}, "std": {...  (versions are Go versions: "go1.21.13") },
+ *     "arguments/register": {... keyed by grpc-go version; values "reg:N" (DWARF register) ...},
+ *     "arguments/stack": {... "sp:N" (bytes above SP at entry) ...} } }
+ * </pre>
+ *
+ * An entry holds from its {@code since} version until the next entry; {@code null} means the field
+ * does not exist in those versions; {@code "conflict": true} marks a version whose builds disagreed
+ * (e.g. by Go version) and is never trusted.
+ *
+ * <p>Trust rule: a version is answered only when it lies within the observed versions of its
+ * section and the observed versions on both sides of it (equal to it, or the nearest older and
+ * newer ones) carry the same entry. A version older than the oldest or newer than the newest
+ * observed one is not answered (a newer grpc-go may have moved fields: the binary's DWARF decides,
+ * and a stripped binary is reported unsupported), nor is one between two observed versions whose
+ * values differ (the change happened somewhere between them).
+ */
+public final class OffsetsCatalog {
+  /** The resource holding the embedded catalog. */
+  public static final String RESOURCE = "/io/gospan/offsets/catalog.json";
+  /** Section of struct members and sizes of Go's standard library, keyed by Go version. */
+  public static final String STD = "std";
+  public static final String GRPC = "google.golang.org/grpc";
+  public static final String XNET = "golang.org/x/net";
+  public static final String ARGUMENTS_REGISTER = "arguments/register";
+  public static final String ARGUMENTS_STACK = "arguments/stack";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final OffsetsCatalog EMPTY = new OffsetsCatalog(Map.of());
+
+  private final Map<String, Section> sections;
+
+  private OffsetsCatalog(Map<String, Section> sections) {
+    this.sections = sections;
+  }
+
+  /** The catalog built into gospan (parsed once). */
+  public static OffsetsCatalog embedded() {
+    return Embedded.CATALOG;
+  }
+
+  /** A catalog that answers nothing: resolution from DWARF only. */
+  public static OffsetsCatalog empty() {
+    return EMPTY;
+  }
+
+  public static OffsetsCatalog load(Path path) throws IOException {
+    try (InputStream in = Files.newInputStream(path)) {
+      return parse(in);
+    }
+  }
+
+  public static OffsetsCatalog parse(InputStream in) throws IOException {
+    JsonNode root = JSON.readTree(in);
+    if (root == null || root.path("format").asInt() != 1) {
+      throw new IOException("not an offsets catalog of format 1");
+    }
+    Map<String, Section> sections = new HashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = root.path("sections").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> s = it.next();
+      boolean go = s.getKey().equals(STD);
+      List<String> observed = new ArrayList<>();
+      for (JsonNode v : s.getValue().path("observed")) {
+        observed.add(go ? ModuleVersions.goToSemver(v.asText()) : v.asText());
+      }
+      observed.sort(ModuleVersions.ORDER);
+      Map<String, List<Entry>> fields = new HashMap<>();
+      for (Iterator<Map.Entry<String, JsonNode>> fi = s.getValue().path("fields").fields(); fi.hasNext(); ) {
+        Map.Entry<String, JsonNode> f = fi.next();
+        List<Entry> entries = new ArrayList<>();
+        for (JsonNode e : f.getValue()) {
+          String since = go ? ModuleVersions.goToSemver(e.path("since").asText()) : e.path("since").asText();
+          JsonNode value = e.get("value");
+          entries.add(new Entry(since, value == null || value.isNull() ? null : value.isNumber() ? (Object) value.asLong() : value.asText(),
+              e.path("conflict").asBoolean(false)));
+        }
+        entries.sort((a, b) -> ModuleVersions.compare(a.since, b.since));
+        fields.put(f.getKey(), entries);
+      }
+      sections.put(s.getKey(), new Section(Collections.unmodifiableList(observed), fields));
+    }
+    return new OffsetsCatalog(Collections.unmodifiableMap(sections));
+  }
+
+  /** Whether the catalog holds nothing. */
+  public boolean isEmpty() {
+    return sections.isEmpty();
+  }
+
+  /** Observed versions of a section (Go versions as {@code v1.21.13} for {@link #STD}), oldest first. */
+  public List<String> observed(String section) {
+    Section s = sections.get(section);
+    return s == null ? List.of() : s.observed;
+  }
+
+  /** The catalog section holding a field: by the module defining its type, or the ABI for arguments. */
+  public static String section(ProbeField field, boolean registerAbi) {
+    switch (field.kind()) {
+      case ARGUMENT:
+        return registerAbi ? ARGUMENTS_REGISTER : ARGUMENTS_STACK;
+      case ITAB:
+        return null;
+      default:
+        String type = field.path().get(0);
+        if (type.startsWith(GRPC + "/")) {
+          return GRPC;
+        }
+        if (type.startsWith(XNET + "/")) {
+          return XNET;
+        }
+        return STD;
+    }
+  }
+
+  /** The module whose version keys a section ({@link #STD}: Go itself). */
+  public static String keyModule(String section) {
+    return section.startsWith("arguments/") ? GRPC : section;
+  }
+
+  /**
+   * The catalog's answer for one field of a binary with these module versions.
+   *
+   * @return a value (source {@link FieldValue.Source#CATALOG}); or none, with the reason (the field
+   *     does not exist in that version, or the catalog cannot vouch for that version)
+   */
+  public Answer lookup(ProbeField field, BinaryVersions versions) {
+    String section = section(field, versions.registerAbi());
+    if (section == null) {
+      return Answer.none("itab addresses are per binary, never in the catalog", false);
+    }
+    String module = keyModule(section);
+    String what = module.equals(STD) ? "Go" : module.equals(GRPC) ? "grpc-go" : module;
+    String version = versions.version(module);
+    if (version == null) {
+      return Answer.none("no " + what + " version: " + versions.whyNoVersion(module), false);
+    }
+    String shown = module.equals(STD) ? versions.goVersion() : version;
+    Section s = sections.get(section);
+    if (s == null || s.observed.isEmpty()) {
+      return Answer.none("the catalog has no " + section + " entries", false);
+    }
+    String oldest = s.observed.get(0);
+    String newest = s.observed.get(s.observed.size() - 1);
+    if (ModuleVersions.compare(version, oldest) < 0) {
+      return Answer.none(what + " " + shown + " is older than the catalog (" + section + " from " + display(module, oldest) + ")", false);
+    }
+    if (ModuleVersions.compare(version, newest) > 0) {
+      return Answer.none(what + " " + shown + " is newer than the catalog (" + section + " up to " + display(module, newest) + ")", false);
+    }
+    List<Entry> entries = s.fields.get(field.cName());
+    if (entries == null) {
+      return Answer.none("the catalog has no field " + field.cName() + " in " + section, false);
+    }
+    String lo = null;
+    String hi = null;
+    for (String o : s.observed) {
+      int c = ModuleVersions.compare(o, version);
+      if (c <= 0) {
+        lo = o;
+      }
+      if (c >= 0 && hi == null) {
+        hi = o;
+      }
+    }
+    Entry a = at(entries, lo);
+    Entry b = at(entries, hi);
+    if (a != b) {
+      return Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
+          + display(module, hi) + ", whose " + field.cName() + " differ", false);
+    }
+    if (a == null) {
+      return Answer.none("the catalog has no " + field.cName() + " entry for " + what + " " + shown, false);
+    }
+    if (a.conflict) {
+      return Answer.none("builds with " + what + " " + display(module, a.since) + " disagree on " + field.cName()
+          + " (it depends on another version)", false);
+    }
+    if (a.value == null) {
+      return Answer.none("not in " + what + " " + shown + " (catalog)", true);
+    }
+    return Answer.of(toFieldValue(field, a.value));
+  }
+
+  private static String display(String module, String semver) {
+    return module.equals(STD) ? "go" + semver.substring(1).replaceFirst("\\.0-", "").replaceFirst("-", "") : semver;
+  }
+
+  private static Entry at(List<Entry> entries, String version) {
+    Entry found = null;
+    for (Entry e : entries) {
+      if (ModuleVersions.compare(e.since, version) <= 0) {
+        found = e;
+      }
+    }
+    return found;
+  }
+
+  /** Encodes a value as the catalog stores it: bytes as a number, an argument as "reg:N" or "sp:N". */
+  public static Object encode(FieldValue v) {
+    if (v.location() != null) {
+      return v.location().register() ? "reg:" + v.location().dwarfRegister() : "sp:" + v.location().spOffset();
+    }
+    return v.value();
+  }
+
+  static FieldValue toFieldValue(ProbeField field, Object value) {
+    if (field.kind() == ProbeField.Kind.ARGUMENT) {
+      String s = value.toString();
+      if (s.startsWith("reg:")) {
+        return new FieldValue(ArgLocation.inRegister(Integer.parseInt(s.substring(4))), 0, FieldValue.Source.CATALOG);
+      }
+      if (s.startsWith("sp:")) {
+        return new FieldValue(ArgLocation.onStack(Integer.parseInt(s.substring(3))), 0, FieldValue.Source.CATALOG);
+      }
+      throw new IllegalArgumentException("bad argument location in catalog: " + s);
+    }
+    return new FieldValue(null, ((Number) value).longValue(), FieldValue.Source.CATALOG);
+  }
+
+  /**
+   * The catalog's answer for one field.
+   *
+   * @param value the value, or null
+   * @param reason why there is no value
+   * @param absent true when the catalog knows the field does not exist in that version
+   */
+  public record Answer(FieldValue value, String reason, boolean absent) {
+    public static Answer of(FieldValue v) {
+      return new Answer(v, null, false);
+    }
+
+    public static Answer none(String reason, boolean absent) {
+      return new Answer(null, reason, absent);
+    }
+  }
+
+  /**
+   * The versions that key a binary's catalog lookups, from its build info.
+   *
+   * @param grpc grpc-go version (semver) or null
+   * @param xnet golang.org/x/net version or null
+   * @param goVersion the toolchain, e.g. {@code go1.22.12}
+   * @param registerAbi Go ≥ 1.17 (arguments in registers)
+   * @param whyNot per module, why its version is unknown
+   */
+  public record BinaryVersions(String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot) {
+    /** The versions of a binary from its build info. */
+    public static BinaryVersions of(BuildInfo info, boolean registerAbi) {
+      Map<String, String> why = new HashMap<>();
+      String grpc = moduleVersion(info, GRPC, why);
+      String xnet = moduleVersion(info, XNET, why);
+      String go = ModuleVersions.goToSemver(info.goVersion());
+      if (go == null) {
+        why.put(STD, "development or unknown Go toolchain " + info.goVersion());
+      }
+      return new BinaryVersions(grpc, xnet, info.goVersion(), registerAbi, Map.copyOf(why));
+    }
+
+    private static String moduleVersion(BuildInfo info, String path, Map<String, String> why) {
+      if (!info.hasModuleInfo()) {
+        why.put(path, "the binary has no module information (GOPATH build)");
+        return null;
+      }
+      Module m = info.dependency(path).orElse(null);
+      if (m == null) {
+        why.put(path, path + " is not among the binary's modules (vendored or copied code?)");
+        return null;
+      }
+      if (m.replace().isPresent()) {
+        Module r = m.replace().get();
+        if (r.version().isEmpty() || !r.path().equals(path)) {
+          why.put(path, path + " " + m.version() + " is replaced by " + r.path() + (r.version().isEmpty() ? "" : " " + r.version())
+              + ": its layout is not the catalogued one");
+          return null;
+        }
+        return versionOrWhy(path, r.version(), why);
+      }
+      return versionOrWhy(path, m.version(), why);
+    }
+
+    private static String versionOrWhy(String path, String v, Map<String, String> why) {
+      if (!ModuleVersions.valid(v)) {
+        why.put(path, path + " has version " + v + ", not a release");
+        return null;
+      }
+      return v;
+    }
+
+    /** The version keying a catalog module ({@link #STD}: Go, as a semantic version). */
+    public String version(String module) {
+      switch (module) {
+        case GRPC:
+          return grpc;
+        case XNET:
+          return xnet;
+        case STD:
+          return ModuleVersions.goToSemver(goVersion);
+        default:
+          return null;
+      }
+    }
+
+    public String whyNoVersion(String module) {
+      return whyNot.getOrDefault(module, "unknown");
+    }
+  }
+
+  private record Entry(String since, Object value, boolean conflict) {
+    @Override
+    public boolean equals(Object o) {
+      return this == o;
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hashCode(since);
+    }
+  }
+
+  private record Section(List<String> observed, Map<String, List<Entry>> fields) {}
+
+  private static final class Embedded {
+    static final OffsetsCatalog CATALOG = loadEmbedded();
+
+    private static OffsetsCatalog loadEmbedded() {
+      try (InputStream in = OffsetsCatalog.class.getResourceAsStream(RESOURCE)) {
+        if (in == null) {
+          return EMPTY;
+        }
+        return parse(in);
+      } catch (IOException e) {
+        throw new UncheckedIOException("the embedded offsets catalog " + RESOURCE + " is unreadable", e);
+      }
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package io.gospan.offsets.catalog;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.Module;
+import io.gospan.offsets.resolve.ArgLocation;
+import io.gospan.offsets.resolve.FieldValue;
+import io.gospan.offsets.resolve.ProbeField;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class OffsetsCatalogTest {
+  private static final String CATALOG = """
+      {"format": 1, "sections": {
+        "google.golang.org/grpc": {"observed": ["v1.30.0", "v1.34.0", "v1.35.0", "v1.40.1", "v1.69.4"], "fields": {
+          "http2_client_conn": [{"since": "v1.30.0", "value": 72}, {"since": "v1.35.0", "value": 64}],
+          "loopy_writer_conn": [{"since": "v1.30.0", "value": null}, {"since": "v1.69.4", "value": 40}],
+          "http2_server_conn": [{"since": "v1.30.0", "value": 32}, {"since": "v1.40.1", "value": 40, "conflict": true}]}},
+        "std": {"observed": ["go1.16.15", "go1.21.13", "go1.26.8"], "fields": {
+          "net_fd_sysfd": [{"since": "go1.16.15", "value": 16}]}},
+        "arguments/register": {"observed": ["v1.41.0", "v1.69.4"], "fields": {
+          "write_header_l": [{"since": "v1.41.0", "value": "reg:0"}]}},
+        "arguments/stack": {"observed": ["v1.30.0", "v1.40.1"], "fields": {
+          "write_header_l": [{"since": "v1.30.0", "value": "sp:8"}]}}}}
+      """;
+
+  private static OffsetsCatalog catalog() throws Exception {
+    return OffsetsCatalog.parse(new ByteArrayInputStream(CATALOG.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private static OffsetsCatalog.BinaryVersions versions(String grpc, String go, boolean register) {
+    return new OffsetsCatalog.BinaryVersions(grpc, "v0.16.0", go, register, Map.of());
+  }
+
+  @Test
+  void answersObservedVersionsAndVersionsBetweenObservationsThatAgree() throws Exception {
+    OffsetsCatalog c = catalog();
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, versions("v1.35.0", "go1.22.12", true)).value())
+        .isEqualTo(new FieldValue(null, 64, FieldValue.Source.CATALOG));
+    // v1.50.0 lies between v1.40.1 and v1.69.4, both 64.
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, versions("v1.50.0", "go1.22.12", true)).value().value()).isEqualTo(64);
+    assertThat(c.lookup(ProbeField.NET_FD_SYSFD, versions("v1.50.0", "go1.22.12", true)).value().value()).isEqualTo(16);
+    assertThat(c.lookup(ProbeField.WRITE_HEADER_L, versions("v1.60.1", "go1.22.12", true)).value().location())
+        .isEqualTo(ArgLocation.inRegister(0));
+    assertThat(c.lookup(ProbeField.WRITE_HEADER_L, versions("v1.40.0", "go1.16.15", false)).value().location())
+        .isEqualTo(ArgLocation.onStack(8));
+  }
+
+  @Test
+  void doesNotGuessAcrossAChangeOrBeyondTheObservedVersions() throws Exception {
+    OffsetsCatalog c = catalog();
+    // v1.34.5: between v1.34.0 (72) and v1.35.0 (64).
+    OffsetsCatalog.Answer between = c.lookup(ProbeField.HTTP2_CLIENT_CONN, versions("v1.34.5", "go1.22.12", true));
+    assertThat(between.value()).isNull();
+    assertThat(between.reason()).contains("between catalogued v1.34.0 and v1.35.0");
+    OffsetsCatalog.Answer newer = c.lookup(ProbeField.HTTP2_CLIENT_CONN, versions("v1.99.0", "go1.22.12", true));
+    assertThat(newer.value()).isNull();
+    assertThat(newer.reason()).isEqualTo("grpc-go v1.99.0 is newer than the catalog (google.golang.org/grpc up to v1.69.4)");
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, versions("v1.29.0", "go1.22.12", true)).reason()).contains("older than the catalog");
+    assertThat(c.lookup(ProbeField.NET_FD_SYSFD, versions("v1.50.0", "go1.27.1", true)).reason())
+        .isEqualTo("Go go1.27.1 is newer than the catalog (std up to go1.26.8)");
+    // Register-ABI arguments are only known from v1.41.0.
+    assertThat(c.lookup(ProbeField.WRITE_HEADER_L, versions("v1.40.1", "go1.21.13", true)).value()).isNull();
+  }
+
+  @Test
+  void knowsAbsentFieldsAndDistrustsConflicts() throws Exception {
+    OffsetsCatalog c = catalog();
+    OffsetsCatalog.Answer absent = c.lookup(ProbeField.LOOPY_WRITER_CONN, versions("v1.40.1", "go1.22.12", true));
+    assertThat(absent.value()).isNull();
+    assertThat(absent.absent()).isTrue();
+    assertThat(c.lookup(ProbeField.LOOPY_WRITER_CONN, versions("v1.69.4", "go1.22.12", true)).value().value()).isEqualTo(40);
+    OffsetsCatalog.Answer conflict = c.lookup(ProbeField.HTTP2_SERVER_CONN, versions("v1.40.1", "go1.22.12", true));
+    assertThat(conflict.value()).isNull();
+    assertThat(conflict.reason()).contains("disagree");
+  }
+
+  @Test
+  void withoutModuleVersionsThereIsNoAnswer() throws Exception {
+    OffsetsCatalog.BinaryVersions none = new OffsetsCatalog.BinaryVersions(
+        null, null, "go1.22.12", true, Map.of(OffsetsCatalog.GRPC, "the binary has no module information (GOPATH build)"));
+    OffsetsCatalog.Answer a = catalog().lookup(ProbeField.HTTP2_CLIENT_CONN, none);
+    assertThat(a.value()).isNull();
+    assertThat(a.reason()).isEqualTo("no grpc-go version: the binary has no module information (GOPATH build)");
+    assertThat(catalog().lookup(ProbeField.ITAB_TCP_CONN, none).value()).isNull();
+  }
+
+  @Test
+  void theEmbeddedCatalogLoadsQuicklyAndCoversEveryNonItabField() {
+    long start = System.nanoTime();
+    OffsetsCatalog c = OffsetsCatalog.embedded();
+    long ms = (System.nanoTime() - start) / 1_000_000;
+    assertThat(c.isEmpty()).isFalse();
+    assertThat(ms).as("load time, ms").isLessThan(1000);
+    assertThat(c.observed(OffsetsCatalog.GRPC)).contains("v1.30.0");
+    assertThat(c.observed(OffsetsCatalog.ARGUMENTS_STACK)).isNotEmpty();
+    assertThat(c.observed(OffsetsCatalog.ARGUMENTS_REGISTER)).isNotEmpty();
+    OffsetsCatalog.BinaryVersions v = new OffsetsCatalog.BinaryVersions(
+        c.observed(OffsetsCatalog.ARGUMENTS_REGISTER).get(0), c.observed(OffsetsCatalog.XNET).get(0),
+        "go" + c.observed(OffsetsCatalog.STD).get(0).substring(1), true, Map.of());
+    for (ProbeField f : ProbeField.values()) {
+      if (f.kind() != ProbeField.Kind.ITAB) {
+        OffsetsCatalog.Answer a = c.lookup(f, v);
+        assertThat(a.value() != null || a.absent()).as("%s: %s", f, a.reason()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void binariesWithoutUsableModuleVersionsSayWhy() {
+    BuildInfo gopath = new BuildInfo("go1.22.12", "", Optional.empty(), List.of(), List.of());
+    OffsetsCatalog.BinaryVersions v = OffsetsCatalog.BinaryVersions.of(gopath, true);
+    assertThat(v.grpc()).isNull();
+    assertThat(v.whyNoVersion(OffsetsCatalog.GRPC)).contains("GOPATH build");
+    assertThat(v.version(OffsetsCatalog.STD)).isEqualTo("v1.22.12");
+
+    Module main = new Module("example.com/app", "(devel)", "", Optional.empty());
+    Module grpcToDir = new Module("google.golang.org/grpc", "v1.60.1", "",
+        Optional.of(new Module("../grpc-fork", "", "", Optional.empty())));
+    Module xnetToFork = new Module("golang.org/x/net", "v0.16.0", "",
+        Optional.of(new Module("golang.org/x/net", "v0.17.0", "h1:x", Optional.empty())));
+    BuildInfo replaced = new BuildInfo("devel go1.27-abcdef", "example.com/app", Optional.of(main), List.of(grpcToDir, xnetToFork), List.of());
+    v = OffsetsCatalog.BinaryVersions.of(replaced, true);
+    assertThat(v.grpc()).isNull();
+    assertThat(v.whyNoVersion(OffsetsCatalog.GRPC)).contains("replaced by ../grpc-fork");
+    assertThat(v.xnet()).as("replaced by another version of itself: that version's layout").isEqualTo("v0.17.0");
+    assertThat(v.version(OffsetsCatalog.STD)).isNull();
+    assertThat(v.whyNoVersion(OffsetsCatalog.STD)).contains("devel go1.27");
+  }
+}
