@@ -72,7 +72,10 @@ public final class LoadBenchmark {
             with.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, gospan));
           } finally {
             gospan.destroy();
-            gospan.waitFor(20, TimeUnit.SECONDS);
+            if (!gospan.waitFor(20, TimeUnit.SECONDS)) {
+              System.err.println("gospan pid " + gospan.pid() + " did not stop on SIGTERM within 20 s; killing it");
+              gospan.destroyForcibly().waitFor();
+            }
           }
         }
       }
@@ -127,7 +130,9 @@ public final class LoadBenchmark {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(JVM);
     cmd.addAll(List.of("-jar", jar.toString(), "run", "--config", config.toString()));
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    Path log = Files.createTempFile("gospan-bench", ".log");
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    System.err.println("gospan pid " + p.pid() + " logs to " + log);
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (System.nanoTime() < deadline) {
       try {
