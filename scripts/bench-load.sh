@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 examples/build.sh >/dev/null
 mvn -B -q -ntp -DskipTests package
-cp=$(mvn -B -q -ntp -pl receiver dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=/dev/stdout)
+mvn -B -q -ntp -pl receiver dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
+cp=$(cat receiver/target/test-classpath.txt)
 exec java -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"
