@@ -156,7 +156,8 @@ class DockerComposeTest {
     assertThat(build).contains("receiver/target/gospan.jar");
     assertThat(runtime).contains("17-jre").contains("libbpf1");
     assertThat(runtime).contains("/opt/gospan/gospan.jar");
-    assertThat(runtime).contains("ENTRYPOINT [\"java\", \"-jar\", \"/opt/gospan/gospan.jar\"]");
+    assertThat(runtime).containsPattern("ENTRYPOINT \\[\"java\", (\"-X[^\"]+\", )*\"-jar\", \"/opt/gospan/gospan.jar\"\\]");
+    assertThat(runtime).contains("\"-Xmx128m\""); // the settings docs/benchmarks.md measured
     assertThat(runtime).contains("CMD [\"run\", \"--config\", \"/etc/gospan/gospan.yaml\"]");
     // What the build copies exists.
     for (String src : copiedSources(build)) {
