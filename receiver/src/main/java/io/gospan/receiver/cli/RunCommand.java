@@ -71,7 +71,7 @@ public final class RunCommand implements Callable<Integer> {
 
                 @Override
                 public void undiscovered(int pid, TracedBinary b) {
-                  pipeline.hintProcess(new ProcessInfo(pid, Path.of(stripDeleted(b.path())), b.goVersion()));
+                  pipeline.hintProcess(new ProcessInfo(pid, b.executable(), b.goVersion()));
                 }
               });
     } catch (BpfException e) {
@@ -91,10 +91,6 @@ public final class RunCommand implements Callable<Integer> {
     sidecar.close();
     pipeline.close();
     return ExitCodes.OK;
-  }
-
-  private static String stripDeleted(String path) {
-    return path.endsWith(" (deleted)") ? path.substring(0, path.length() - " (deleted)".length()) : path;
   }
 
   static List<ProcessSelector.Rule> rules(List<GospanConfig.Selector> selectors) {

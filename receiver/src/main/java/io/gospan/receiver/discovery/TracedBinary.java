@@ -39,9 +39,14 @@ public final class TracedBinary {
     return key;
   }
 
-  /** The executable's path as first seen. */
+  /** The executable's path as first seen (as the kernel names it: may end in " (deleted)"). */
   public String path() {
     return path;
+  }
+
+  /** The executable's path without the kernel's " (deleted)" suffix. */
+  public java.nio.file.Path executable() {
+    return java.nio.file.Path.of(ProcessSelector.stripDeleted(path));
   }
 
   public String goVersion() {
