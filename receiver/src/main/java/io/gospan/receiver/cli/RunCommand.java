@@ -56,7 +56,9 @@ public final class RunCommand implements Callable<Integer> {
     try {
       sidecar =
           Sidecar.start(
-              new Sidecar.Options(names, d.ringBufferBytes(), d.scanInterval(), selector, d.procFs(), d.maxSkippedBinaries()),
+              new Sidecar.Options(
+                  names, d.ringBufferBytes(), d.scanInterval(), selector, d.procFs(), d.maxSkippedBinaries(),
+                  cfg.offsets().preference()),
               pipeline::accept,
               new Tracer.Listener() {
                 @Override

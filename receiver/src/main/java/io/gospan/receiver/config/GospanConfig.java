@@ -17,7 +17,8 @@ public record GospanConfig(
     ResourceConfig resource,
     ExporterConfig exporter,
     MetricsConfig metrics,
-    TelemetryConfig telemetry) {
+    TelemetryConfig telemetry,
+    OffsetsConfig offsets) {
 
   public GospanConfig {
     discovery = discovery != null ? discovery : new DiscoveryConfig(null, null);
@@ -28,11 +29,12 @@ public record GospanConfig(
     exporter = exporter != null ? exporter : new ExporterConfig(null, null, null, null, null);
     metrics = metrics != null ? metrics : new MetricsConfig(null, null);
     telemetry = telemetry != null ? telemetry : new TelemetryConfig(null);
+    offsets = offsets != null ? offsets : new OffsetsConfig(null);
   }
 
   /** The configuration with no file and no environment: trace every Go gRPC process, OTLP/gRPC to localhost:4317. */
   public static GospanConfig defaults() {
-    return new GospanConfig(null, null, null, null, null, null, null, null);
+    return new GospanConfig(null, null, null, null, null, null, null, null, null);
   }
 
   /** Which processes to trace. Empty {@code instrument} = every Go process that links grpc-go. */
@@ -78,6 +80,25 @@ public record GospanConfig(
   }
 
   /** Which RPC semantic conventions to emit: {@code stable} (default), {@code old} or {@code dup}. */
+  /**
+   * Where probe offsets come from when the embedded catalog and the binary's DWARF both answer
+   * and disagree (a disagreement is logged either way).
+   *
+   * @param prefer {@code dwarf} (default: it describes exactly what was compiled) or {@code catalog}
+   */
+  public record OffsetsConfig(String prefer) {
+    public OffsetsConfig {
+      prefer = prefer != null ? prefer : "dwarf";
+      if (!prefer.equals("dwarf") && !prefer.equals("catalog")) {
+        throw new IllegalArgumentException("must be dwarf or catalog, got '" + prefer + "'");
+      }
+    }
+
+    public io.gospan.offsets.resolve.Preference preference() {
+      return prefer.equals("catalog") ? io.gospan.offsets.resolve.Preference.CATALOG : io.gospan.offsets.resolve.Preference.DWARF;
+    }
+  }
+
   public record SemconvConfig(SemconvMode rpc) {
     public SemconvConfig {
       rpc = rpc != null ? rpc : SemconvMode.STABLE;

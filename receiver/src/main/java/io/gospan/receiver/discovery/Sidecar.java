@@ -30,6 +30,7 @@ public final class Sidecar implements AutoCloseable {
    * @param selector which processes may be traced
    * @param procFs the procfs to scan
    * @param maxSkippedBinaries how many unsuitable binaries are remembered (not re-inspected)
+   * @param preference which source wins when the offsets catalog and DWARF disagree
    */
   public record Options(
       HeaderNames headerNames,
@@ -37,7 +38,14 @@ public final class Sidecar implements AutoCloseable {
       Duration scanInterval,
       ProcessSelector selector,
       ProcFs procFs,
-      int maxSkippedBinaries) {
+      int maxSkippedBinaries,
+      io.gospan.offsets.resolve.Preference preference) {
+
+    /** With DWARF preferred over the catalog (the default). */
+    public Options(
+        HeaderNames headerNames, int ringBufferBytes, Duration scanInterval, ProcessSelector selector, ProcFs procFs, int maxSkippedBinaries) {
+      this(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, io.gospan.offsets.resolve.Preference.DWARF);
+    }
 
     public static Options defaults() {
       return new Options(HeaderNames.defaults(), 1 << 24, Duration.ofMillis(500), ProcessSelector.all(), ProcFs.system(), 4096);
@@ -65,7 +73,8 @@ public final class Sidecar implements AutoCloseable {
                 t.binary(exe).ifPresent(b -> listener.undiscovered(pid, b));
               }
             });
-    this.tracer = new Tracer(options.procFs(), options.selector(), probes, listener, options.maxSkippedBinaries());
+    this.tracer =
+        new Tracer(options.procFs(), options.selector(), probes, listener, options.maxSkippedBinaries(), options.preference());
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     this.scanner = new Thread(() -> scanLoop(options.scanInterval()), "gospan-discovery");
     poller.setDaemon(true);

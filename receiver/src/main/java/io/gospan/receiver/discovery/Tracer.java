@@ -62,6 +62,7 @@ public final class Tracer implements AutoCloseable {
   private final Listener listener;
   private final int maxSkipped;
   private final int self = (int) ProcessHandle.current().pid();
+  private final io.gospan.offsets.resolve.Preference preference;
 
   /** pid → binary, for traced processes. */
   private final Map<Integer, TracedBinary> traced = new HashMap<>();
@@ -77,6 +78,14 @@ public final class Tracer implements AutoCloseable {
   private final LongAdder attachFailures = new LongAdder();
 
   public Tracer(ProcFs procFs, ProcessSelector selector, GrpcProbes probes, Listener listener, int maxSkipped) {
+    this(procFs, selector, probes, listener, maxSkipped, io.gospan.offsets.resolve.Preference.DWARF);
+  }
+
+  /** As above, with the source that wins when the offsets catalog and DWARF disagree. */
+  public Tracer(
+      ProcFs procFs, ProcessSelector selector, GrpcProbes probes, Listener listener, int maxSkipped,
+      io.gospan.offsets.resolve.Preference preference) {
+    this.preference = preference;
     this.procFs = procFs;
     this.selector = selector;
     this.probes = probes;
@@ -192,7 +201,7 @@ public final class Tracer implements AutoCloseable {
         grpcVersion = grpc.map(Module::effectiveVersion).orElse("(main module)");
         xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion).orElse("unknown");
       }
-      resolution = OffsetsResolver.resolve(b);
+      resolution = OffsetsResolver.resolve(b, io.gospan.offsets.catalog.OffsetsCatalog.embedded(), preference);
     } catch (NotGoBinaryException e) {
       return skip(p, "not a Go binary");
     } catch (GoBinaryException e) {

@@ -178,6 +178,9 @@ class ConfigLoaderTest {
     assertProblem("exporter:\n  batch: {max_queue_size: 10, max_export_batch_size: 20}\n",
         "exporter.batch.max_export_batch_size");
     assertProblem("telemetry:\n  http: {address: nowhere}\n", "telemetry.http.address");
+    assertProblem("offsets:\n  prefer: guess\n", "offsets", "dwarf or catalog");
+    assertThat(parse("offsets: {prefer: catalog}").offsets().preference()).isEqualTo(io.gospan.offsets.resolve.Preference.CATALOG);
+    assertThat(parse("").offsets().preference()).isEqualTo(io.gospan.offsets.resolve.Preference.DWARF);
   }
 
   @Test
