@@ -7,8 +7,8 @@
 #   sudo examples/demo.sh                 # until Ctrl-C
 #   DEMO_SECONDS=20 sudo examples/demo.sh # stop by itself
 #
-# With OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://127.0.0.1:4317), spans are exported
-# there over OTLP instead of printed. Everything the demo started is stopped on exit.
+# With OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://127.0.0.1:4317), spans are also exported
+# there over OTLP. Everything the demo started is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -29,8 +29,8 @@ fi
 config=examples/demo.yaml
 if [ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}" ]; then
   config=$(mktemp)
-  printf 'exporter:\n  type: otlp\n' > "$config"
-  echo "demo.sh: exporting to $OTEL_EXPORTER_OTLP_ENDPOINT over OTLP" >&2
+  printf 'exporter:\n  type: otlp\n  console: true\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:9464\n' > "$config"
+  echo "demo.sh: printing spans and exporting them to $OTEL_EXPORTER_OTLP_ENDPOINT over OTLP" >&2
 fi
 
 pids=()

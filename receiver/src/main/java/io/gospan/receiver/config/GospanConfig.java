@@ -26,7 +26,7 @@ public record GospanConfig(
     streams = streams != null ? streams : new StreamsConfig(null, null, null, null);
     semconv = semconv != null ? semconv : new SemconvConfig(null);
     resource = resource != null ? resource : new ResourceConfig(null);
-    exporter = exporter != null ? exporter : new ExporterConfig(null, null, null, null, null);
+    exporter = exporter != null ? exporter : new ExporterConfig(null, null, null, null, null, null);
     metrics = metrics != null ? metrics : new MetricsConfig(null, null);
     telemetry = telemetry != null ? telemetry : new TelemetryConfig(null);
     offsets = offsets != null ? offsets : new OffsetsConfig(null);
@@ -113,9 +113,16 @@ public record GospanConfig(
   }
 
   /** Where spans (and metrics) go. */
+  /**
+   * Where spans go.
+   *
+   * @param console also print every span as one line on stdout, whatever {@code type} is (the
+   *     demo uses it to show spans while exporting them over OTLP)
+   */
   public record ExporterConfig(
-      ExporterType type, OtlpConfig otlp, FileConfig file, BatchConfig batch, RetryConfig retry) {
+      ExporterType type, OtlpConfig otlp, FileConfig file, BatchConfig batch, RetryConfig retry, Boolean console) {
     public ExporterConfig {
+      console = console != null ? console : Boolean.FALSE;
       type = type != null ? type : ExporterType.OTLP;
       otlp = otlp != null ? otlp : new OtlpConfig(null, null, null, null, null, null);
       file = file != null ? file : new FileConfig(null, null);

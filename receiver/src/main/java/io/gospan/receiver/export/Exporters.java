@@ -2,6 +2,7 @@ package io.gospan.receiver.export;
 
 import io.gospan.receiver.config.Compression;
 import io.gospan.receiver.config.ConfigException;
+import io.gospan.receiver.config.ExporterType;
 import io.gospan.receiver.config.GospanConfig.ExporterConfig;
 import io.gospan.receiver.config.GospanConfig.OtlpConfig;
 import io.gospan.receiver.config.GospanConfig.RetryConfig;
@@ -42,8 +43,18 @@ import java.nio.file.Path;
 public final class Exporters {
   private Exporters() {}
 
-  /** The span exporter for {@code c}; {@code console} writes to {@code System.out}. */
+  /**
+   * The span exporter for {@code c}; {@code console} writes to {@code System.out}, and
+   * {@code exporter.console: true} adds that to any other type.
+   */
   public static SpanExporter spanExporter(ExporterConfig c) {
+    SpanExporter main = typed(c);
+    return c.console() && c.type() != ExporterType.CONSOLE
+        ? SpanExporter.composite(main, ConsoleSpanExporter.create(System.out))
+        : main;
+  }
+
+  private static SpanExporter typed(ExporterConfig c) {
     return switch (c.type()) {
       case OTLP -> otlpSpanExporter(c.otlp(), c.retry());
       case CONSOLE -> ConsoleSpanExporter.create(System.out);

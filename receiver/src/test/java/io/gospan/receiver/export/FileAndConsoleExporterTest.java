@@ -91,4 +91,32 @@ class FileAndConsoleExporterTest {
         .contains("parent=-")
         .contains("network.peer.address=10.0.0.2");
   }
+
+  @Test
+  void exporterConsoleTrueAlsoPrintsWhateverTheType() throws Exception {
+    List<io.gospan.receiver.span.FinishedSpan> finished = new java.util.ArrayList<>();
+    var assembler =
+        new io.gospan.receiver.span.SpanAssembler(
+            io.gospan.receiver.span.SpanAssembler.Settings.defaults(),
+            io.gospan.receiver.span.MonotonicClock.fixed(1_790_000_000_000_000_000L),
+            new FakeMetadata(),
+            new io.gospan.receiver.metrics.SelfTelemetry(),
+            finished::add,
+            io.opentelemetry.sdk.trace.IdGenerator.random());
+    Events conn = new Events(40000);
+    assembler.accept(conn.clientStart(1, 1_000_000_000L));
+    assembler.accept(conn.clientTrailersOnly(1, 1_002_500_000L, 0, null));
+    PrintStream stdout = System.out;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+    try {
+      var cfg = io.gospan.receiver.config.ConfigLoader.parse("exporter: {type: none, console: true}", "t", java.util.Map.of());
+      Exporters.spanExporter(cfg.exporter()).export(finished.stream().map(f -> f.span()).toList()).join(5, java.util.concurrent.TimeUnit.SECONDS);
+      var off = io.gospan.receiver.config.ConfigLoader.parse("exporter: {type: none}", "t", java.util.Map.of());
+      Exporters.spanExporter(off.exporter()).export(finished.stream().map(f -> f.span()).toList()).join(5, java.util.concurrent.TimeUnit.SECONDS);
+    } finally {
+      System.setOut(stdout);
+    }
+    assertThat(buf.toString(StandardCharsets.UTF_8).lines()).hasSize(1).allMatch(l -> l.contains("CLIENT helloworld.Greeter/SayHello"));
+  }
 }
