@@ -26,6 +26,24 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# Go: the examples need a go >= 1.21 on PATH, which fetches the exact toolchain go.mod names
+# through the module proxy (GOTOOLCHAIN=auto). Debian's golang-go may be older (bookworm:
+# 1.19): then use it once to download a current toolchain from the module proxy (module
+# golang.org/toolchain) and put that on PATH.
+go_minor=$(go env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+if [ -z "$go_minor" ] || [ "$go_minor" -lt 21 ]; then
+  toolchain=golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64
+  echo "install-deps: go on PATH is older than 1.21; fetching $toolchain through the module proxy"
+  dir=$(cd "$(mktemp -d)" && GOFLAGS= go mod download -json "$toolchain" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  [ -f "$dir/bin/go" ] || { echo "install-deps: could not fetch $toolchain" >&2; exit 1; }
+  # module zips carry no file modes: mark the executables, as the go command does for
+  # GOTOOLCHAIN downloads
+  chmod a+x "$dir"/bin/* "$dir"/pkg/tool/*/*
+  ln -sf "$dir/bin/go" /usr/local/bin/go
+  ln -sf "$dir/bin/gofmt" /usr/local/bin/gofmt
+  hash -r
+fi
+
 # The kernel must offer BTF for CO-RE (vmlinux.h is generated from it).
 if [ ! -r /sys/kernel/btf/vmlinux ]; then
   echo "install-deps: /sys/kernel/btf/vmlinux is missing: gospan needs a kernel >= 5.8 built with CONFIG_DEBUG_INFO_BTF" >&2
