@@ -69,18 +69,7 @@ class FileAndConsoleExporterTest {
   @Test
   void consoleExporterPrintsOneLinePerSpan() throws Exception {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    List<io.gospan.receiver.span.FinishedSpan> finished = new java.util.ArrayList<>();
-    var assembler =
-        new io.gospan.receiver.span.SpanAssembler(
-            io.gospan.receiver.span.SpanAssembler.Settings.defaults(),
-            io.gospan.receiver.span.MonotonicClock.fixed(1_790_000_000_000_000_000L),
-            new FakeMetadata(),
-            new io.gospan.receiver.metrics.SelfTelemetry(),
-            finished::add,
-            io.opentelemetry.sdk.trace.IdGenerator.random());
-    Events conn = new Events(40000);
-    assembler.accept(conn.clientStart(1, 1_000_000_000L));
-    assembler.accept(conn.clientTrailersOnly(1, 1_002_500_000L, 5, "not%20found"));
+    List<io.gospan.receiver.span.FinishedSpan> finished = clientCall(5, "not%20found");
     ConsoleSpanExporter exporter = ConsoleSpanExporter.create(new PrintStream(buf, true, StandardCharsets.UTF_8));
     exporter.export(finished.stream().map(f -> f.span()).toList());
     String out = buf.toString(StandardCharsets.UTF_8);
@@ -94,18 +83,7 @@ class FileAndConsoleExporterTest {
 
   @Test
   void exporterConsoleTrueAlsoPrintsWhateverTheType() throws Exception {
-    List<io.gospan.receiver.span.FinishedSpan> finished = new java.util.ArrayList<>();
-    var assembler =
-        new io.gospan.receiver.span.SpanAssembler(
-            io.gospan.receiver.span.SpanAssembler.Settings.defaults(),
-            io.gospan.receiver.span.MonotonicClock.fixed(1_790_000_000_000_000_000L),
-            new FakeMetadata(),
-            new io.gospan.receiver.metrics.SelfTelemetry(),
-            finished::add,
-            io.opentelemetry.sdk.trace.IdGenerator.random());
-    Events conn = new Events(40000);
-    assembler.accept(conn.clientStart(1, 1_000_000_000L));
-    assembler.accept(conn.clientTrailersOnly(1, 1_002_500_000L, 0, null));
+    List<io.gospan.receiver.span.FinishedSpan> finished = clientCall(0, null);
     PrintStream stdout = System.out;
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
@@ -118,5 +96,22 @@ class FileAndConsoleExporterTest {
       System.setOut(stdout);
     }
     assertThat(buf.toString(StandardCharsets.UTF_8).lines()).hasSize(1).allMatch(l -> l.contains("CLIENT helloworld.Greeter/SayHello"));
+  }
+
+  /** One trailers-only client call of 2.5 ms, assembled into a span. */
+  static List<io.gospan.receiver.span.FinishedSpan> clientCall(int grpcStatus, String message) {
+    List<io.gospan.receiver.span.FinishedSpan> finished = new java.util.ArrayList<>();
+    var assembler =
+        new io.gospan.receiver.span.SpanAssembler(
+            io.gospan.receiver.span.SpanAssembler.Settings.defaults(),
+            io.gospan.receiver.span.MonotonicClock.fixed(1_790_000_000_000_000_000L),
+            new FakeMetadata(),
+            new io.gospan.receiver.metrics.SelfTelemetry(),
+            finished::add,
+            io.opentelemetry.sdk.trace.IdGenerator.random());
+    Events conn = new Events(40000);
+    assembler.accept(conn.clientStart(1, 1_000_000_000L));
+    assembler.accept(conn.clientTrailersOnly(1, 1_002_500_000L, grpcStatus, message));
+    return finished;
   }
 }
