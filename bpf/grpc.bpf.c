@@ -428,3 +428,22 @@ int uprobe_http2_server_operate_headers(struct pt_regs *ctx)
 {
 	return operate_headers(ctx, PROBE_HTTP2_SERVER_OPERATE_HEADERS, SIDE_SERVER);
 }
+
+/* Process ids that just exec'd a new image, for discovery: a process seen by a /proc scan
+ * between its fork and its exec still shows its parent's executable, and exec keeps the
+ * start time, so only this notice tells user space to look again. Raw tracepoint: needs no
+ * tracefs (often not mounted in a sidecar container). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16); /* bytes: 4096 pids of 16 bytes (8 header + 4 + pad) */
+} execs SEC(".maps");
+
+SEC("raw_tp/sched_process_exec")
+int raw_tp_sched_process_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	/* A full buffer drops the notice; the periodic /proc scan still finds the process. */
+	bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), 0);
+	return 0;
+}

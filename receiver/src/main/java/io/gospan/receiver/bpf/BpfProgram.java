@@ -71,6 +71,27 @@ public final class BpfProgram {
     return attach(binary, functionName, 0, pid, cookie);
   }
 
+  /**
+   * Attaches this program to a raw kernel tracepoint (e.g. {@code sched_process_exec}); needs
+   * no tracefs mount.
+   *
+   * @throws BpfException when the kernel has no such tracepoint or refuses the attach
+   */
+  public BpfLink attachRawTracepoint(String tracepoint) {
+    object.ensureLoaded();
+    String action = "attaching " + name + " to raw tracepoint " + tracepoint;
+    Libbpf libbpf = object.libbpf();
+    try (Libbpf.LogCapture log = Libbpf.captureLog()) {
+      Pointer link = libbpf.lib.bpf_program__attach_raw_tracepoint(prog, tracepoint);
+      if (link == null) {
+        throw BpfException.of(action, libbpf.lastErrno(), log.text());
+      }
+      BpfLink l = new BpfLink(object, link, action.substring("attaching ".length()));
+      object.track(l);
+      return l;
+    }
+  }
+
   private BpfLink attach(Path binary, String functionName, long offset, int pid, long cookie) {
     object.ensureLoaded();
     String target =

@@ -58,6 +58,9 @@ public interface LibbpfNative {
   Pointer bpf_program__attach_uprobe_opts(
       Pointer prog, int pid, String binaryPath, @size_t long funcOffset, Pointer opts);
 
+  @SaveError
+  Pointer bpf_program__attach_raw_tracepoint(Pointer prog, String tracepointName);
+
   int bpf_link__destroy(Pointer link);
 
   int bpf_link__fd(Pointer link);

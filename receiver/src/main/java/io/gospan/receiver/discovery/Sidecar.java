@@ -58,6 +58,9 @@ public final class Sidecar implements AutoCloseable {
   private final Thread scanner;
   private final CountDownLatch firstScan = new CountDownLatch(1);
   private volatile boolean running = true;
+  /** Pids that exec'd since the scanner last looked; filled by the polling thread. */
+  private final java.util.concurrent.BlockingQueue<Integer> execs = new java.util.concurrent.LinkedBlockingQueue<>(1 << 16);
+  private volatile boolean execsWatched;
 
   private Sidecar(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
     this.probes =
@@ -88,6 +91,13 @@ public final class Sidecar implements AutoCloseable {
    */
   public static Sidecar start(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
     Sidecar s = new Sidecar(options, events, listener);
+    try {
+      s.probes.watchExecs(s.execs::offer); // full: the next scan finds them
+      s.execsWatched = true;
+    } catch (io.gospan.receiver.bpf.BpfException e) {
+      LOG.warn("no exec notices ({}): new processes are found by the /proc scan alone, every {} ms",
+          e.getMessage(), options.scanInterval().toMillis());
+    }
     s.poller.start();
     s.scanner.start();
     return s;
@@ -117,6 +127,11 @@ public final class Sidecar implements AutoCloseable {
     }
   }
 
+  /** Whether exec notices reach discovery (else only the periodic scan finds new processes). */
+  public boolean watchesExecs() {
+    return execsWatched;
+  }
+
   private void scanLoop(Duration interval) {
     while (running) {
       try {
@@ -125,7 +140,26 @@ public final class Sidecar implements AutoCloseable {
         LOG.error("scanning processes failed; retrying", e);
       }
       firstScan.countDown();
-      sleep(interval);
+      awaitExecs(interval);
+    }
+  }
+
+  /** Until the next scan is due, looks at each process as soon as it execs. */
+  private void awaitExecs(Duration interval) {
+    long due = System.nanoTime() + interval.toNanos();
+    try {
+      for (long left = interval.toNanos(); running && left > 0; left = due - System.nanoTime()) {
+        Integer pid = execs.poll(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS);
+        if (pid != null) {
+          try {
+            tracer.execed(pid);
+          } catch (RuntimeException e) {
+            LOG.error("looking at exec'd pid {} failed", pid, e);
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -109,6 +109,36 @@ public final class Tracer implements AutoCloseable {
     }
   }
 
+  /**
+   * Looks again at a process that just exec'd a new image: a scan that saw it between fork
+   * and exec judged its parent's executable (exec keeps the pid and the start time), and a
+   * traced process may have become another program.
+   */
+  public void execed(int pid) {
+    synchronized (scanLock) {
+      if (pid == self) {
+        return;
+      }
+      TracedBinary was;
+      synchronized (this) {
+        was = traced.get(pid);
+      }
+      if (was != null) {
+        // notices arrive after the fact: a scan may already have seen the new image
+        Optional<ProcessEntry> now = procFs.entry(pid);
+        if (now.isPresent() && now.get().key().equals(was.key())) {
+          return;
+        }
+        exited(pid);
+      }
+      synchronized (this) {
+        ignored.remove(pid);
+        startTimes.remove(pid);
+      }
+      consider(pid);
+    }
+  }
+
   private void scanOnce() {
     Set<Integer> now = procFs.pids();
     List<Integer> gone = new ArrayList<>();

@@ -31,6 +31,7 @@ public final class GrpcProbes implements AutoCloseable {
   private final BpfMap counters;
   private final HeaderEventDecoder decoder;
   private final RingBuffer ringBuffer;
+  private volatile RingBuffer execs;
 
   private GrpcProbes(
       BpfObject object,
@@ -108,6 +109,22 @@ public final class GrpcProbes implements AutoCloseable {
     }
   }
 
+  /**
+   * Reports the pid of every process that execs a new image (raw tracepoint
+   * {@code sched_process_exec}) to {@code listener}, on the polling thread, within one
+   * {@link #poll} of the exec. Discovery uses it to look again at a process it saw before its
+   * exec. Call once.
+   *
+   * @throws io.gospan.receiver.bpf.BpfException when the kernel refuses the tracepoint
+   */
+  public void watchExecs(java.util.function.IntConsumer listener) {
+    if (execs != null) {
+      throw new IllegalStateException("already watching execs");
+    }
+    object.program("raw_tp_sched_process_exec").attachRawTracepoint("sched_process_exec");
+    execs = RingBuffer.open(object.map("execs"), record -> listener.accept(record.getInt(0)));
+  }
+
   /** Makes the programs trace processes running the binary {@code key}, with these offsets. */
   public void putBinary(ExeKey key, GoOffsets goOffsets) {
     offsets.update(key.toBytes(), goOffsets.toBytes(), BpfMap.BPF_ANY);
@@ -155,7 +172,12 @@ public final class GrpcProbes implements AutoCloseable {
    * Call it in a loop with a short timeout (the longest time an event may wait).
    */
   public int poll(int timeoutMs) {
-    return ringBuffer.poll(timeoutMs) + ringBuffer.consume();
+    int n = ringBuffer.poll(timeoutMs) + ringBuffer.consume();
+    RingBuffer x = execs;
+    if (x != null) {
+      x.consume();
+    }
+    return n;
   }
 
   /** Records dropped because they could not be decoded. */
@@ -184,6 +206,9 @@ public final class GrpcProbes implements AutoCloseable {
   @Override
   public void close() {
     ringBuffer.close();
+    if (execs != null) {
+      execs.close();
+    }
     object.close();
   }
 }

@@ -155,6 +155,39 @@ class SidecarIT {
   }
 
   @Test
+  void aProcessSeenBeforeItsExecIsTracedOnceItExecs() throws Exception {
+    // A slow scan: only the exec notice can make gospan look at the process again (exec
+    // keeps the pid and the start time, so a scan alone would keep it ignored).
+    Sidecar.Options d = fastScan();
+    Sidecar.Options slow = new Sidecar.Options(d.headerNames(), d.ringBufferBytes(), Duration.ofSeconds(60), d.selector(), d.procFs(), 100);
+    List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+    try (Sidecar sidecar = Sidecar.start(slow, events::add, new Tracer.Listener() {})) {
+      assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+      assertThat(sidecar.watchesExecs()).as("exec notices attached").isTrue();
+      Path fifo = Files.createTempDirectory("gospan-exec").resolve("go");
+      ExampleApps.run(List.of("mkfifo", fifo.toString()), 10);
+      // a shell that waits on the fifo, then execs the server: the scan sees the shell
+      Process p = new ProcessBuilder("sh", "-c", "read x < " + fifo + "; exec " + current.resolve("greeter-server") + " -addr 127.0.0.1:0")
+          .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      try {
+        await(() -> ProcFs.system().entry((int) p.pid()).map(e -> e.exePath().endsWith("/sh") || e.exePath().endsWith("/dash") || e.exePath().endsWith("/bash")).orElse(false),
+            "the shell running");
+        sidecar.tracer().scan();
+        assertThat(sidecar.tracer().traced()).doesNotContainKey((int) p.pid());
+        Files.writeString(fifo, "go\n");
+        String line = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())).readLine();
+        assertThat(line).startsWith("listening on ");
+        await(() -> sidecar.tracer().traced().containsKey((int) p.pid()), "the exec'd server traced without a scan");
+        ExampleApps.runClient(current, line.substring("listening on ".length()).strip(), "-n", "2");
+        await(() -> serverEnds(events, p.pid()) == 2, "its calls traced");
+      } finally {
+        p.destroy();
+        p.waitFor();
+      }
+    }
+  }
+
+  @Test
   void aProcessWhoseExecutableWasDeletedIsTracedThroughProcPidExe() throws Exception {
     Path copy = Files.createTempDirectory("gospan-deleted").resolve("greeter-server");
     Files.copy(current.resolve("greeter-server"), copy);
