@@ -46,27 +46,39 @@ _Static_assert(sizeof(struct go_loc) == 8, "struct go_loc is 8 bytes");
  * A switch, not a computed offset: the verifier does not allow a variable offset
  * into the context (struct pt_regs).
  */
+/* One pt_regs member, loaded by an asm statement with a constant offset: clang would otherwise
+ * merge the switch's loads into one load at a computed offset (a table of offsets), which the
+ * verifier refuses ("dereference of modified ctx ptr"). */
+#define GO_CTX_REG(ctx, reg)                                                                   \
+	({                                                                                     \
+		__u64 __v;                                                                     \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                                          \
+			     : "=r"(__v)                                                       \
+			     : "r"(ctx), "i"(__builtin_offsetof(struct pt_regs, reg)));        \
+		__v;                                                                           \
+	})
+
 static __always_inline int go_read_arg(struct pt_regs *ctx, const struct go_loc *loc, __u64 *out)
 {
 	switch (loc->kind) {
 	case GO_LOC_REGISTER:
 		switch (loc->dwarf_reg) {
-		case 0: *out = ctx->ax; return 0;
-		case 1: *out = ctx->dx; return 0;
-		case 2: *out = ctx->cx; return 0;
-		case 3: *out = ctx->bx; return 0;
-		case 4: *out = ctx->si; return 0;
-		case 5: *out = ctx->di; return 0;
-		case 6: *out = ctx->bp; return 0;
-		case 7: *out = ctx->sp; return 0;
-		case 8: *out = ctx->r8; return 0;
-		case 9: *out = ctx->r9; return 0;
-		case 10: *out = ctx->r10; return 0;
-		case 11: *out = ctx->r11; return 0;
-		case 12: *out = ctx->r12; return 0;
-		case 13: *out = ctx->r13; return 0;
-		case 14: *out = ctx->r14; return 0;
-		case 15: *out = ctx->r15; return 0;
+		case 0: *out = GO_CTX_REG(ctx, ax); return 0;
+		case 1: *out = GO_CTX_REG(ctx, dx); return 0;
+		case 2: *out = GO_CTX_REG(ctx, cx); return 0;
+		case 3: *out = GO_CTX_REG(ctx, bx); return 0;
+		case 4: *out = GO_CTX_REG(ctx, si); return 0;
+		case 5: *out = GO_CTX_REG(ctx, di); return 0;
+		case 6: *out = GO_CTX_REG(ctx, bp); return 0;
+		case 7: *out = GO_CTX_REG(ctx, sp); return 0;
+		case 8: *out = GO_CTX_REG(ctx, r8); return 0;
+		case 9: *out = GO_CTX_REG(ctx, r9); return 0;
+		case 10: *out = GO_CTX_REG(ctx, r10); return 0;
+		case 11: *out = GO_CTX_REG(ctx, r11); return 0;
+		case 12: *out = GO_CTX_REG(ctx, r12); return 0;
+		case 13: *out = GO_CTX_REG(ctx, r13); return 0;
+		case 14: *out = GO_CTX_REG(ctx, r14); return 0;
+		case 15: *out = GO_CTX_REG(ctx, r15); return 0;
 		default: return -1;
 		}
 	case GO_LOC_STACK:

@@ -45,6 +45,16 @@ struct {
 	__uint(max_entries, 1 << 22); /* bytes; user space may resize before load */
 } events SEC(".maps");
 
+/* Where a record is built (the BPF stack has 512 bytes): only its used part is then copied to
+ * `events` (bpf_ringbuf_output), so a record with 2 fields takes 352 bytes of the ring buffer,
+ * not 1376, and the ring buffer's cache lines shared with the reader are written once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct header_event);
+} event_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PROBE_COUNT * COUNTER_COUNT);
@@ -69,7 +79,8 @@ const volatile struct header_event *unused_header_event __attribute__((unused));
 
 /* Clamps a 64-bit size to [0, max] in a way the verifier sees: clang would otherwise
  * drop a check it has already proven, and the verifier would lose the bound. */
-_Static_assert(GOSPAN_VALUE_LEN == 124 && GOSPAN_NAME_LEN == 32, "VERIFIER_CLAMP literals below");
+_Static_assert(GOSPAN_VALUE_LEN == 124 && GOSPAN_NAME_LEN == 32 && sizeof(struct header_event) == 1376,
+	       "VERIFIER_CLAMP literals below");
 #define VERIFIER_CLAMP(var, max) \
 	asm volatile("if %[v] <= " #max " goto +1; %[v] = " #max : [v] "+r"(var))
 
@@ -142,6 +153,11 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct go_o
 				break;
 			continue;
 		}
+		if (conn.tab == off->itab_h2c_buf_conn && off->itab_h2c_buf_conn && off->h2c_buf_conn_conn >= 0) {
+			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)(conn.data + off->h2c_buf_conn_conn)))
+				break;
+			continue;
+		}
 		count(probe, COUNTER_UNKNOWN_ITAB);
 		break;
 	}
@@ -202,12 +218,45 @@ struct go_string {
  * Copies the wanted fields of a []hpack.HeaderField into e->fields. Names are looked up
  * in `header_names`; values of other fields are never read.
  *
- * The loop bound and the slot index are kept in the record (ring buffer memory) and read
+ * The loop bound and the slot index are kept in the record (map memory) and read
  * back each iteration rather than held in registers: the verifier then sees the same
  * bounded unknown value on every path instead of one state per (iteration, captured,
  * bound) combination, which grows cubically and exceeded its 1M-instruction budget.
  */
-static __always_inline void read_fields(enum gospan_probe probe, const struct go_offsets *off,
+/* The frame and header field layout of one copy of x/net http2 (grpc-go's, or a server's). */
+struct frame_offs {
+	__s32 mhf_headers_frame, mhf_fields, flags, stream_id, hf_size, hf_name, hf_value;
+};
+
+static __always_inline struct frame_offs grpc_frame_offs(const struct go_offsets *off)
+{
+	struct frame_offs fo = {
+		.mhf_headers_frame = off->meta_headers_frame_headers_frame,
+		.mhf_fields = off->meta_headers_frame_fields,
+		.flags = off->headers_frame_flags,
+		.stream_id = off->headers_frame_stream_id,
+		.hf_size = off->header_field_size,
+		.hf_name = off->header_field_name,
+		.hf_value = off->header_field_value,
+	};
+	return fo;
+}
+
+static __always_inline struct frame_offs server_frame_offs(const struct http_server_offsets *h)
+{
+	struct frame_offs fo = {
+		.mhf_headers_frame = h->meta_headers_frame_headers_frame,
+		.mhf_fields = h->meta_headers_frame_fields,
+		.flags = h->headers_frame_flags,
+		.stream_id = h->headers_frame_stream_id,
+		.hf_size = h->header_field_size,
+		.hf_name = h->header_field_name,
+		.hf_value = h->header_field_value,
+	};
+	return fo;
+}
+
+static __always_inline void read_fields(enum gospan_probe probe, const struct frame_offs *off,
 					__u64 fields, __s64 n, struct header_event *e)
 {
 	char name[GOSPAN_NAME_LEN];
@@ -222,9 +271,9 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct go
 	for (int i = 0; i < GOSPAN_MAX_SCAN_FIELDS; i++) {
 		if (i >= e->fields_total)
 			break;
-		__u64 field = fields + (__u64)i * off->header_field_size;
+		__u64 field = fields + (__u64)i * off->hf_size;
 
-		if (bpf_probe_read_user(&s, sizeof(s), (void *)(field + off->header_field_name))) {
+		if (bpf_probe_read_user(&s, sizeof(s), (void *)(field + off->hf_name))) {
 			e->flags |= EVENT_READ_FAILED;
 			count(probe, COUNTER_READ_FAILED);
 			continue;
@@ -247,7 +296,7 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct go
 			count(probe, COUNTER_FIELD_TRUNCATED);
 			break;
 		}
-		if (bpf_probe_read_user(&s, sizeof(s), (void *)(field + off->header_field_value)))
+		if (bpf_probe_read_user(&s, sizeof(s), (void *)(field + off->hf_value)))
 			continue;
 
 		struct header_field *f = &e->fields[slot];
@@ -267,17 +316,11 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct go
 	}
 }
 
-static __always_inline struct header_event *new_event(enum gospan_probe probe, __u8 side,
-						      const struct exe_key *exe)
+static __always_inline void init_event(struct header_event *e, enum gospan_probe probe, __u8 side,
+					       const struct exe_key *exe)
 {
-	struct header_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	__u64 pid_tgid;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	if (!e) {
-		count(probe, COUNTER_RINGBUF_FULL);
-		return NULL;
-	}
-	pid_tgid = bpf_get_current_pid_tgid();
 	e->ts_ns = bpf_ktime_get_ns();
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
@@ -296,16 +339,44 @@ static __always_inline struct header_event *new_event(enum gospan_probe probe, _
 	__builtin_memset(e->local_addr, 0, sizeof(e->local_addr));
 	__builtin_memset(e->remote_addr, 0, sizeof(e->remote_addr));
 	e->exe = *exe;
+}
+
+static __always_inline struct header_event *new_event(enum gospan_probe probe, __u8 side,
+						      const struct exe_key *exe)
+{
+	__u32 zero = 0;
+	struct header_event *e = bpf_map_lookup_elem(&event_scratch, &zero);
+
+	if (!e)
+		return NULL;
+	init_event(e, probe, side, exe);
 	return e;
 }
 
-static __always_inline void send(enum gospan_probe probe, struct header_event *e)
+static __always_inline __u64 wakeup_flags(void)
 {
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-										       : BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
+}
 
-	bpf_ringbuf_submit(e, flags);
-	count(probe, COUNTER_EVENTS_SENT);
+/* Bytes of a record in use: the fixed part and field_count fields. */
+static __always_inline __u64 event_size(const struct header_event *e)
+{
+	__u64 n = e->field_count > GOSPAN_MAX_FIELDS ? GOSPAN_MAX_FIELDS : e->field_count;
+	__u64 size = offsetof(struct header_event, fields) + n * sizeof(struct header_field);
+
+	/* clang computes it as (n << 7) | 96, whose bound the verifier overestimates */
+	VERIFIER_CLAMP(size, 1376); /* sizeof(struct header_event) */
+	return size;
+}
+
+/* Copies the used part of a record to `events`. */
+static __always_inline void send(enum gospan_probe probe, const struct header_event *e)
+{
+	if (bpf_ringbuf_output(&events, (void *)e, event_size(e), wakeup_flags()))
+		count(probe, COUNTER_RINGBUF_FULL);
+	else
+		count(probe, COUNTER_EVENTS_SENT);
 }
 
 SEC("uprobe")
@@ -359,16 +430,23 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 		else
 			e->flags |= EVENT_CONN_UNKNOWN;
 	}
-	read_fields(probe, off, hf, (__s64)hf_len, e);
+	struct frame_offs fo = grpc_frame_offs(off);
+
+	read_fields(probe, &fo, hf, (__s64)hf_len, e);
 	send(probe, e);
 	return 0;
 }
 
-/* Shared by both operateHeaders probes: t.conn, then the MetaHeadersFrame. */
-static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_probe probe, __u8 side)
+/*
+ * A received HEADERS frame (MetaHeadersFrame): grpc-go's operateHeaders on both sides, and an
+ * HTTP/2 server's processHeaders on the ServeHTTP path. `conn` is the address of the
+ * connection's net.Conn interface inside the receiver (t.conn, sc.conn).
+ */
+static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_probe probe, __u8 side,
+					       const struct go_offsets *off, const struct exe_key *exe,
+					       const struct go_loc *t_loc, const struct go_loc *frame_loc,
+					       __s32 conn_off, const struct frame_offs *fo)
 {
-	const struct go_offsets *off;
-	const struct go_loc *t_loc, *frame_loc;
 	struct header_event *e;
 	__u64 t = 0, frame = 0, headers_frame = 0;
 	struct {
@@ -377,7 +455,32 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 	} fields = {};
 	__u8 flags = 0;
 	__u32 stream_id = 0;
-	__s32 conn_off;
+
+	if (go_read_arg(ctx, t_loc, &t) || go_read_arg(ctx, frame_loc, &frame) ||
+	    read_u64(&headers_frame, frame + fo->mhf_headers_frame) || !headers_frame ||
+	    bpf_probe_read_user(&stream_id, sizeof(stream_id), (void *)(headers_frame + fo->stream_id)) ||
+	    bpf_probe_read_user(&flags, sizeof(flags), (void *)(headers_frame + fo->flags)) ||
+	    bpf_probe_read_user(&fields, sizeof(fields), (void *)(frame + fo->mhf_fields))) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+
+	e = new_event(probe, side, exe);
+	if (!e)
+		return 0;
+	e->stream_id = stream_id;
+	if (flags & HTTP2_FLAG_END_STREAM)
+		e->flags |= EVENT_END_STREAM;
+	read_conn(probe, off, t + conn_off, e);
+	read_fields(probe, fo, fields.ptr, fields.len, e);
+	send(probe, e);
+	return 0;
+}
+
+/* Shared by both operateHeaders probes. */
+static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_probe probe, __u8 side)
+{
+	const struct go_offsets *off;
 	struct exe_key exe = {};
 
 	count(probe, COUNTER_HITS);
@@ -386,35 +489,13 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
 	}
-	if (side == SIDE_CLIENT) {
-		t_loc = &off->client_operate_headers_t;
-		frame_loc = &off->client_operate_headers_frame;
-		conn_off = off->http2_client_conn;
-	} else {
-		t_loc = &off->server_operate_headers_t;
-		frame_loc = &off->server_operate_headers_frame;
-		conn_off = off->http2_server_conn;
-	}
-	if (go_read_arg(ctx, t_loc, &t) || go_read_arg(ctx, frame_loc, &frame) ||
-	    read_u64(&headers_frame, frame + off->meta_headers_frame_headers_frame) || !headers_frame ||
-	    bpf_probe_read_user(&stream_id, sizeof(stream_id),
-				(void *)(headers_frame + off->headers_frame_stream_id)) ||
-	    bpf_probe_read_user(&flags, sizeof(flags), (void *)(headers_frame + off->headers_frame_flags)) ||
-	    bpf_probe_read_user(&fields, sizeof(fields), (void *)(frame + off->meta_headers_frame_fields))) {
-		count(probe, COUNTER_READ_FAILED);
-		return 0;
-	}
+	struct frame_offs fo = grpc_frame_offs(off);
 
-	e = new_event(probe, side, &exe);
-	if (!e)
-		return 0;
-	e->stream_id = stream_id;
-	if (flags & HTTP2_FLAG_END_STREAM)
-		e->flags |= EVENT_END_STREAM;
-	read_conn(probe, off, t + conn_off, e);
-	read_fields(probe, off, fields.ptr, fields.len, e);
-	send(probe, e);
-	return 0;
+	if (side == SIDE_CLIENT)
+		return headers_frame_event(ctx, probe, side, off, &exe, &off->client_operate_headers_t,
+					   &off->client_operate_headers_frame, off->http2_client_conn, &fo);
+	return headers_frame_event(ctx, probe, side, off, &exe, &off->server_operate_headers_t,
+				   &off->server_operate_headers_frame, off->http2_server_conn, &fo);
 }
 
 SEC("uprobe")
@@ -427,6 +508,259 @@ SEC("uprobe")
 int uprobe_http2_server_operate_headers(struct pt_regs *ctx)
 {
 	return operate_headers(ctx, PROBE_HTTP2_SERVER_OPERATE_HEADERS, SIDE_SERVER);
+}
+
+/*
+ * The ServeHTTP path: grpc-go's (*Server).ServeHTTP behind an HTTP/2 server of x/net
+ * (h2c) or of net/http (its bundled copy). Request headers come from the server's
+ * processHeaders (the same MetaHeadersFrame as operateHeaders). The response's trailers
+ * are in a Go map (http.Header) until writeResHeaders.writeFrame hpack-encodes them, field
+ * by field, with the connection's hpack Encoder; so:
+ *   writeFrame(w, sc)        a trailers block (endStream) starts: a pending record, keyed by
+ *                            the connection's encoder, holds its stream id and socket;
+ *   Encoder.WriteField(e, f) a wanted field encoded by a pending encoder: appended to it;
+ *   writeHeaderBlock(w, sc)  the block is encoded: the record is sent.
+ * One goroutine at a time writes a connection's frames (x/net http2 server.go, writingFrame),
+ * so a pending record is never written by two CPUs at once. WriteField is also every grpc-go
+ * transport's header encoder: user space attaches it only to binaries whose processHeaders
+ * saw a gRPC request (see Tracer), and encoders with no pending record return at once.
+ */
+struct pending_key {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 encoder; /* the *hpack.Encoder */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024); /* blocks being encoded at once; an evicted one is lost */
+	__type(key, struct pending_key);
+	__type(value, struct header_event);
+} pending_trailers SEC(".maps");
+
+static __always_inline const struct http_server_offsets *server_copy(const struct go_offsets *off, int nethttp)
+{
+	return nethttp ? &off->nethttp : &off->xnet;
+}
+
+static __always_inline int process_headers(struct pt_regs *ctx, int nethttp)
+{
+	const enum gospan_probe probe = PROBE_XNET_PROCESS_HEADERS + (nethttp ? PROBE_NETHTTP_SHIFT : 0);
+	const struct go_offsets *off;
+	const struct http_server_offsets *h;
+	struct exe_key exe = {};
+
+	count(probe, COUNTER_HITS);
+	off = current_offsets(&exe);
+	if (!off) {
+		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	h = server_copy(off, nethttp);
+	struct frame_offs fo = server_frame_offs(h);
+
+	return headers_frame_event(ctx, probe, SIDE_SERVER, off, &exe, &h->process_headers_sc,
+				   &h->process_headers_f, h->server_conn_conn, &fo);
+}
+
+/* The connection's hpack encoder, from a writeContext interface's data word (*serverConn). */
+static __always_inline int pending_key_of(__u64 sc, const struct http_server_offsets *h, struct pending_key *key)
+{
+	key->tgid = bpf_get_current_pid_tgid() >> 32;
+	key->_pad = 0;
+	key->encoder = 0;
+	return read_u64(&key->encoder, sc + h->server_conn_hpack_encoder) || !key->encoder ? -1 : 0;
+}
+
+static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
+{
+	const enum gospan_probe probe = PROBE_XNET_WRITE_RES_HEADERS + (nethttp ? PROBE_NETHTTP_SHIFT : 0);
+	const struct go_offsets *off;
+	const struct http_server_offsets *h;
+	struct exe_key exe = {};
+	struct pending_key key;
+	struct header_event *e;
+	__u64 w = 0, sc = 0;
+	__u32 stream_id = 0, zero = 0;
+	__u8 end_stream = 0;
+
+	count(probe, COUNTER_HITS);
+	off = current_offsets(&exe);
+	if (!off) {
+		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	h = server_copy(off, nethttp);
+	if (go_read_arg(ctx, &h->write_frame_w, &w) || go_read_arg(ctx, &h->write_frame_ctx, &sc) ||
+	    bpf_probe_read_user(&end_stream, sizeof(end_stream), (void *)(w + h->write_res_headers_end_stream))) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	if (!end_stream)
+		return 0; /* response headers: spans need only the trailers */
+	if (bpf_probe_read_user(&stream_id, sizeof(stream_id), (void *)(w + h->write_res_headers_stream_id)) ||
+	    pending_key_of(sc, h, &key)) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	e = bpf_map_lookup_elem(&event_scratch, &zero);
+	if (!e)
+		return 0;
+	init_event(e, probe, SIDE_SERVER, &exe);
+	e->stream_id = stream_id;
+	e->flags |= EVENT_END_STREAM;
+	read_conn(probe, off, sc + h->server_conn_conn, e);
+	bpf_map_update_elem(&pending_trailers, &key, e, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int write_field(struct pt_regs *ctx, int nethttp)
+{
+	const enum gospan_probe probe = PROBE_XNET_HPACK_WRITE_FIELD + (nethttp ? PROBE_NETHTTP_SHIFT : 0);
+	const struct go_offsets *off;
+	const struct http_server_offsets *h;
+	struct exe_key exe = {};
+	struct pending_key key = {};
+	struct header_event *e;
+	struct go_string name = {}, value = {};
+	char name_buf[GOSPAN_NAME_LEN];
+
+	count(probe, COUNTER_HITS);
+	off = current_offsets(&exe);
+	if (!off) {
+		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	h = server_copy(off, nethttp);
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	if (go_read_arg(ctx, &h->write_field_e, &key.encoder))
+		return 0;
+	e = bpf_map_lookup_elem(&pending_trailers, &key);
+	if (!e)
+		return 0; /* not a trailers block of a server on the ServeHTTP path */
+	if (go_read_arg(ctx, &h->write_field_name_ptr, &name.ptr) ||
+	    go_read_arg(ctx, &h->write_field_name_len, (__u64 *)&name.len)) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	if (e->fields_total < 255)
+		e->fields_total++;
+	if (name.len <= 0 || name.len >= GOSPAN_NAME_LEN || !(header_name_lengths & (1u << name.len)))
+		return 0;
+	__builtin_memset(name_buf, 0, sizeof(name_buf));
+	__u64 name_len = name.len;
+
+	VERIFIER_CLAMP(name_len, 31); /* GOSPAN_NAME_LEN - 1 */
+	if (bpf_probe_read_user(name_buf, name_len, (void *)name.ptr))
+		return 0;
+	__u8 *id = bpf_map_lookup_elem(&header_names, name_buf);
+
+	if (!id)
+		return 0;
+	__u32 slot = e->field_count;
+
+	if (slot >= GOSPAN_MAX_FIELDS) {
+		e->flags |= EVENT_FIELDS_TRUNCATED;
+		count(probe, COUNTER_FIELD_TRUNCATED);
+		return 0;
+	}
+	if (go_read_arg(ctx, &h->write_field_value_ptr, &value.ptr) ||
+	    go_read_arg(ctx, &h->write_field_value_len, (__u64 *)&value.len)) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	struct header_field *f = &e->fields[slot];
+	__u64 len = value.len < 0 ? 0 : value.len;
+
+	f->name_id = *id;
+	f->flags = 0;
+	if (len > GOSPAN_VALUE_LEN) {
+		f->flags = FIELD_VALUE_TRUNCATED;
+		count(probe, COUNTER_FIELD_TRUNCATED);
+	}
+	VERIFIER_CLAMP(len, 124); /* GOSPAN_VALUE_LEN */
+	if (bpf_probe_read_user(f->value, len, (void *)value.ptr))
+		len = 0;
+	f->value_len = len;
+	e->field_count = slot + 1;
+	return 0;
+}
+
+static __always_inline int write_header_block(struct pt_regs *ctx, int nethttp)
+{
+	const enum gospan_probe probe = PROBE_XNET_WRITE_HEADER_BLOCK + (nethttp ? PROBE_NETHTTP_SHIFT : 0);
+	const struct go_offsets *off;
+	const struct http_server_offsets *h;
+	struct exe_key exe = {};
+	struct pending_key key;
+	struct header_event *e;
+	__u64 sc = 0;
+
+	count(probe, COUNTER_HITS);
+	off = current_offsets(&exe);
+	if (!off) {
+		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	h = server_copy(off, nethttp);
+	if (go_read_arg(ctx, &h->write_header_block_ctx, &sc) || pending_key_of(sc, h, &key)) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	e = bpf_map_lookup_elem(&pending_trailers, &key);
+	if (!e)
+		return 0; /* response headers, or a later fragment of a block already sent */
+	send(probe, e);
+	bpf_map_delete_elem(&pending_trailers, &key);
+	return 0;
+}
+
+SEC("uprobe")
+int uprobe_xnet_process_headers(struct pt_regs *ctx)
+{
+	return process_headers(ctx, 0);
+}
+
+SEC("uprobe")
+int uprobe_nethttp_process_headers(struct pt_regs *ctx)
+{
+	return process_headers(ctx, 1);
+}
+
+SEC("uprobe")
+int uprobe_xnet_write_res_headers(struct pt_regs *ctx)
+{
+	return write_res_headers(ctx, 0);
+}
+
+SEC("uprobe")
+int uprobe_nethttp_write_res_headers(struct pt_regs *ctx)
+{
+	return write_res_headers(ctx, 1);
+}
+
+SEC("uprobe")
+int uprobe_xnet_write_header_block(struct pt_regs *ctx)
+{
+	return write_header_block(ctx, 0);
+}
+
+SEC("uprobe")
+int uprobe_nethttp_write_header_block(struct pt_regs *ctx)
+{
+	return write_header_block(ctx, 1);
+}
+
+SEC("uprobe")
+int uprobe_xnet_hpack_write_field(struct pt_regs *ctx)
+{
+	return write_field(ctx, 0);
+}
+
+SEC("uprobe")
+int uprobe_nethttp_hpack_write_field(struct pt_regs *ctx)
+{
+	return write_field(ctx, 1);
 }
 
 /* Process ids that just exec'd a new image, for discovery: a process seen by a /proc scan

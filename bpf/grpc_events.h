@@ -17,8 +17,17 @@ enum gospan_probe {
 	PROBE_LOOPY_WRITER_WRITE_HEADER = 0,    /* (*loopyWriter).writeHeader, both sides */
 	PROBE_HTTP2_CLIENT_OPERATE_HEADERS = 1, /* (*http2Client).operateHeaders */
 	PROBE_HTTP2_SERVER_OPERATE_HEADERS = 2, /* (*http2Server).operateHeaders */
-	PROBE_HPACK_ENCODER_WRITE_FIELD = 3,    /* x/net http2/hpack (*Encoder).WriteField */
-	PROBE_COUNT = 4,
+	/* The ServeHTTP path (grpc-go served by an HTTP/2 server), x/net's copy of http2: */
+	PROBE_XNET_HPACK_WRITE_FIELD = 3,       /* http2/hpack (*Encoder).WriteField */
+	PROBE_XNET_PROCESS_HEADERS = 4,         /* http2 (*serverConn).processHeaders */
+	PROBE_XNET_WRITE_RES_HEADERS = 5,       /* http2 (*writeResHeaders).writeFrame */
+	PROBE_XNET_WRITE_HEADER_BLOCK = 6,      /* http2 (*writeResHeaders).writeHeaderBlock */
+	/* ... and the copy bundled in net/http: the same four, PROBE_NETHTTP_SHIFT further */
+	PROBE_NETHTTP_HPACK_WRITE_FIELD = 7,
+	PROBE_NETHTTP_PROCESS_HEADERS = 8,
+	PROBE_NETHTTP_WRITE_RES_HEADERS = 9,
+	PROBE_NETHTTP_WRITE_HEADER_BLOCK = 10,
+	PROBE_COUNT = 11,
 };
 
 /* Per-probe counters, in the `probe_counters` per-CPU array at [probe * COUNTER_COUNT + counter]. */
@@ -41,14 +50,54 @@ struct exe_key {
 _Static_assert(sizeof(struct exe_key) == 16, "struct exe_key is 16 bytes");
 
 /* Header fields captured per event, and the bytes kept of each value. */
+#define PROBE_NETHTTP_SHIFT 4
+
 #define GOSPAN_MAX_FIELDS 10
 #define GOSPAN_VALUE_LEN 124
 /* Header fields examined per event (bounded loop); more are flagged as truncated. */
 #define GOSPAN_MAX_SCAN_FIELDS 48
 /* Longest header name that can be captured (key of `header_names`, NUL-padded). */
 #define GOSPAN_NAME_LEN 32
-/* net.Conn wrappers unwrapped to reach the *net.TCPConn (syscallConn -> tls.Conn -> TCPConn). */
+/* net.Conn wrappers unwrapped to reach the *net.TCPConn (syscallConn -> tls.Conn -> TCPConn;
+ * h2c bufConn -> TCPConn). */
 #define GOSPAN_MAX_CONN_WRAPS 3
+
+/*
+ * One copy of the HTTP/2 server that runs grpc-go's ServeHTTP path (grpc-go
+ * internal/transport/handler_server.go): golang.org/x/net/http2 (h2c, http2.ConfigureServer)
+ * or the copy bundled in net/http (names prefixed http2; net/http's TLS server). Sources:
+ * x/net http2/server.go, write.go, hpack/encode.go (the bundle: Go src/net/http/h2_bundle.go).
+ */
+struct http_server_offsets {
+	/* (*serverConn).processHeaders(sc *serverConn, f *MetaHeadersFrame) */
+	struct go_loc process_headers_sc;
+	struct go_loc process_headers_f;
+	/* (*writeResHeaders).writeFrame(w *writeResHeaders, ctx writeContext) */
+	struct go_loc write_frame_w;
+	struct go_loc write_frame_ctx;        /* the interface's data word: the *serverConn */
+	/* (*writeResHeaders).writeHeaderBlock(w, ctx writeContext, frag []byte, firstFrag, lastFrag bool) */
+	struct go_loc write_header_block_ctx; /* data word, as above */
+	/* hpack (*Encoder).WriteField(e *Encoder, f HeaderField) */
+	struct go_loc write_field_e;
+	struct go_loc write_field_name_ptr;
+	struct go_loc write_field_name_len;
+	struct go_loc write_field_value_ptr;
+	struct go_loc write_field_value_len;
+	__s32 server_conn_conn;          /* serverConn.conn net.Conn */
+	__s32 server_conn_hpack_encoder; /* serverConn.hpackEncoder *hpack.Encoder */
+	__s32 write_res_headers_stream_id;  /* writeResHeaders.streamID uint32 */
+	__s32 write_res_headers_end_stream; /* writeResHeaders.endStream bool */
+	/* as the same-named members of struct go_offsets, for this copy's types */
+	__s32 meta_headers_frame_headers_frame;
+	__s32 meta_headers_frame_fields;
+	__s32 headers_frame_flags;
+	__s32 headers_frame_stream_id;
+	__s32 header_field_size;
+	__s32 header_field_name;
+	__s32 header_field_value;
+	__s32 _pad;
+};
+_Static_assert(sizeof(struct http_server_offsets) == 128, "struct http_server_offsets is 128 bytes");
 
 /*
  * Offsets and argument locations for one traced binary, filled by user space from
@@ -91,13 +140,19 @@ struct go_offsets {
 	__s32 net_fd_sysfd;        /* netFD.pfd.Sysfd int (internal/poll.FD) */
 	__s32 tls_conn_conn;       /* crypto/tls.Conn.conn net.Conn */
 	__s32 syscall_conn_conn;   /* grpc credentials syscallConn's embedded net.Conn */
+	__s32 h2c_buf_conn_conn;   /* x/net http2/h2c bufConn's embedded net.Conn (ServeHTTP over h2c) */
+	__u8 _pad_itabs[4];        /* pads the itab addresses to 8 */
 	/* Link-time addresses of the net.Conn itabs (go:itab.*net.TCPConn,net.Conn, ...);
 	 * 0 unknown. Position-dependent binaries only: a PIE's itabs move with its base. */
 	__u64 itab_tcp_conn;
 	__u64 itab_tls_conn;
 	__u64 itab_syscall_conn;
+	__u64 itab_h2c_buf_conn;
+	/* The ServeHTTP path, per HTTP/2 server copy. */
+	struct http_server_offsets xnet;     /* golang.org/x/net/http2 */
+	struct http_server_offsets nethttp;  /* net/http's bundled http2 */
 };
-_Static_assert(sizeof(struct go_offsets) == 168, "struct go_offsets is 168 bytes");
+_Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128, "struct go_offsets is 440 bytes");
 
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
@@ -126,7 +181,8 @@ struct header_field {
 };
 _Static_assert(sizeof(struct header_field) == 128, "struct header_field is 128 bytes");
 
-/* One ring buffer record per probe hit that concerns a stream's headers: 1376 bytes. */
+/* One ring buffer record per probe hit that concerns a stream's headers. Only the fixed part
+ * (96 bytes) and the field_count fields in use are sent: 96 + 128 * field_count bytes. */
 struct header_event {
 	__u64 ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
 	__u32 pid;       /* thread group id */

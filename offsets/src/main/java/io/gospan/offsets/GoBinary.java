@@ -54,9 +54,11 @@ public final class GoBinary implements AutoCloseable {
   /** The same wrapper in grpc-go before 1.30 ({@code credentials/internal}). */
   public static final String ITAB_GRPC_SYSCALL_CONN_OLD =
       "*google.golang.org/grpc/credentials/internal.syscallConn,net.Conn";
+  /** x/net's h2c wraps the hijacked connection (x/net http2/h2c/h2c.go). */
+  public static final String ITAB_H2C_BUF_CONN = "*golang.org/x/net/http2/h2c.bufConn,net.Conn";
   /** The itabs the connection probes compare against. */
   public static final List<String> PROBE_ITABS =
-      List.of(ITAB_TCP_CONN, ITAB_TLS_CONN, ITAB_GRPC_SYSCALL_CONN, ITAB_GRPC_SYSCALL_CONN_OLD);
+      List.of(ITAB_TCP_CONN, ITAB_TLS_CONN, ITAB_GRPC_SYSCALL_CONN, ITAB_GRPC_SYSCALL_CONN_OLD, ITAB_H2C_BUF_CONN);
 
   private final ElfFile elf;
   private BuildInfo buildInfo;

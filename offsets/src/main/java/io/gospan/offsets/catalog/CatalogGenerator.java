@@ -142,7 +142,7 @@ public final class CatalogGenerator {
       ObjectNode fields = o.putObject("fields");
       ObjectNode missing = o.putObject("missing");
       for (ProbeField f : ProbeField.values()) {
-        if (f.kind() == ProbeField.Kind.ITAB) {
+        if (f.kind() == ProbeField.Kind.ITAB || !f.catalogued()) {
           continue;
         }
         FieldValue fv = r.values().get(f);
@@ -235,7 +235,7 @@ public final class CatalogGenerator {
         }
         observed.add(v);
         for (ProbeField f : ProbeField.values()) {
-          if (!section.equals(OffsetsCatalog.section(f, section.equals(OffsetsCatalog.ARGUMENTS_REGISTER)))) {
+          if (!f.catalogued() || !section.equals(OffsetsCatalog.section(f, section.equals(OffsetsCatalog.ARGUMENTS_REGISTER)))) {
             continue;
           }
           if (section.startsWith("arguments/") != (f.kind() == ProbeField.Kind.ARGUMENT)) {

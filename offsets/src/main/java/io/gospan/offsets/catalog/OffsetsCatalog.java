@@ -156,6 +156,9 @@ public final class OffsetsCatalog {
    *     does not exist in that version, or the catalog cannot vouch for that version)
    */
   public Answer lookup(ProbeField field, BinaryVersions versions) {
+    if (!field.catalogued()) {
+      return Answer.none("the catalog does not cover the ServeHTTP path yet (DWARF only)", false);
+    }
     String section = section(field, versions.registerAbi());
     if (section == null) {
       return Answer.none("itab addresses are per binary, never in the catalog", false);

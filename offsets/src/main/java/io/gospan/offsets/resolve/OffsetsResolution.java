@@ -40,7 +40,7 @@ public record OffsetsResolution(
    * DWARF ..."), or empty when at least one can.
    */
   public java.util.Optional<String> unsupported() {
-    if (!attachable().isEmpty()) {
+    if (attachable().stream().anyMatch(Probe.grpcTransport()::contains)) {
       return java.util.Optional.empty();
     }
     String r = refusal(Probe.LOOPY_WRITER_WRITE_HEADER);

@@ -46,9 +46,61 @@ public enum ProbeField {
   NET_FD_SYSFD(Kind.MEMBER, needs(), true, "net.netFD", "pfd", "internal/poll.FD", "Sysfd"),
   TLS_CONN_CONN(Kind.MEMBER, needs(), true, "crypto/tls.Conn", "conn"),
   SYSCALL_CONN_CONN(Kind.MEMBER, needs(), true, "google.golang.org/grpc/internal/credentials.syscallConn", "Conn"),
+  /** h2c's wrapper of the hijacked connection (ServeHTTP over h2c): embeds the net.Conn. */
+  H2C_BUF_CONN_CONN(Kind.MEMBER, needs(), true, "golang.org/x/net/http2/h2c.bufConn", "Conn"),
   ITAB_TCP_CONN(Kind.ITAB, needs(), true, "*net.TCPConn,net.Conn"),
   ITAB_TLS_CONN(Kind.ITAB, needs(), true, "*crypto/tls.Conn,net.Conn"),
-  ITAB_SYSCALL_CONN(Kind.ITAB, needs(), true, "*google.golang.org/grpc/internal/credentials.syscallConn,net.Conn");
+  ITAB_SYSCALL_CONN(Kind.ITAB, needs(), true, "*google.golang.org/grpc/internal/credentials.syscallConn,net.Conn"),
+  ITAB_H2C_BUF_CONN(Kind.ITAB, needs(), true, "*golang.org/x/net/http2/h2c.bufConn,net.Conn"),
+
+  // The ServeHTTP path, per HTTP/2 server copy (struct http_server_offsets xnet / nethttp):
+  // x/net http2 server.go, write.go, frame.go, hpack/encode.go; net/http h2_bundle.go.
+  XNET_PROCESS_HEADERS_SC(Kind.ARGUMENT, Probe.XNET_PROCESS_HEADERS, "sc", 0),
+  XNET_PROCESS_HEADERS_F(Kind.ARGUMENT, Probe.XNET_PROCESS_HEADERS, "f", 0),
+  XNET_WRITE_FRAME_W(Kind.ARGUMENT, Probe.XNET_WRITE_RES_HEADERS, "w", 0),
+  /** The writeContext interface's data word: the *serverConn. */
+  XNET_WRITE_FRAME_CTX(Kind.ARGUMENT, Probe.XNET_WRITE_RES_HEADERS, "ctx", 1),
+  XNET_WRITE_HEADER_BLOCK_CTX(Kind.ARGUMENT, Probe.XNET_WRITE_HEADER_BLOCK, "ctx", 1),
+  XNET_WRITE_FIELD_E(Kind.ARGUMENT, Probe.XNET_HPACK_WRITE_FIELD, "e", 0),
+  /** HeaderField is passed by value: Name's pointer and length, then Value's. */
+  XNET_WRITE_FIELD_NAME_PTR(Kind.ARGUMENT, Probe.XNET_HPACK_WRITE_FIELD, "f", 0),
+  XNET_WRITE_FIELD_NAME_LEN(Kind.ARGUMENT, Probe.XNET_HPACK_WRITE_FIELD, "f", 1),
+  XNET_WRITE_FIELD_VALUE_PTR(Kind.ARGUMENT, Probe.XNET_HPACK_WRITE_FIELD, "f", 2),
+  XNET_WRITE_FIELD_VALUE_LEN(Kind.ARGUMENT, Probe.XNET_HPACK_WRITE_FIELD, "f", 3),
+  XNET_SERVER_CONN_CONN(Kind.MEMBER, needs(Probe.XNET_PROCESS_HEADERS, Probe.XNET_WRITE_RES_HEADERS), false, "golang.org/x/net/http2.serverConn", "conn"),
+  XNET_SERVER_CONN_HPACK_ENCODER(Kind.MEMBER, needs(Probe.XNET_WRITE_RES_HEADERS, Probe.XNET_WRITE_HEADER_BLOCK), false, "golang.org/x/net/http2.serverConn", "hpackEncoder"),
+  XNET_WRITE_RES_HEADERS_STREAM_ID(Kind.MEMBER, needs(Probe.XNET_WRITE_RES_HEADERS), false, "golang.org/x/net/http2.writeResHeaders", "streamID"),
+  XNET_WRITE_RES_HEADERS_END_STREAM(Kind.MEMBER, needs(Probe.XNET_WRITE_RES_HEADERS), false, "golang.org/x/net/http2.writeResHeaders", "endStream"),
+  XNET_META_HEADERS_FRAME_HEADERS_FRAME(Kind.MEMBER, needs(Probe.XNET_PROCESS_HEADERS), false, "golang.org/x/net/http2.MetaHeadersFrame", "HeadersFrame"),
+  XNET_META_HEADERS_FRAME_FIELDS(Kind.MEMBER, needs(Probe.XNET_PROCESS_HEADERS), false, "golang.org/x/net/http2.MetaHeadersFrame", "Fields"),
+  XNET_HEADERS_FRAME_FLAGS(Kind.MEMBER, needs(Probe.XNET_PROCESS_HEADERS), false, "golang.org/x/net/http2.HeadersFrame", "FrameHeader", "golang.org/x/net/http2.FrameHeader", "Flags"),
+  XNET_HEADERS_FRAME_STREAM_ID(Kind.MEMBER, needs(Probe.XNET_PROCESS_HEADERS), false, "golang.org/x/net/http2.HeadersFrame", "FrameHeader", "golang.org/x/net/http2.FrameHeader", "StreamID"),
+  XNET_HEADER_FIELD_SIZE(Kind.SIZE, needs(Probe.XNET_PROCESS_HEADERS), false, "golang.org/x/net/http2/hpack.HeaderField"),
+  XNET_HEADER_FIELD_NAME(Kind.MEMBER, needs(Probe.XNET_PROCESS_HEADERS), false, "golang.org/x/net/http2/hpack.HeaderField", "Name"),
+  XNET_HEADER_FIELD_VALUE(Kind.MEMBER, needs(Probe.XNET_PROCESS_HEADERS), false, "golang.org/x/net/http2/hpack.HeaderField", "Value"),
+  NETHTTP_PROCESS_HEADERS_SC(Kind.ARGUMENT, Probe.NETHTTP_PROCESS_HEADERS, "sc", 0),
+  NETHTTP_PROCESS_HEADERS_F(Kind.ARGUMENT, Probe.NETHTTP_PROCESS_HEADERS, "f", 0),
+  NETHTTP_WRITE_FRAME_W(Kind.ARGUMENT, Probe.NETHTTP_WRITE_RES_HEADERS, "w", 0),
+  /** The writeContext interface's data word: the *serverConn. */
+  NETHTTP_WRITE_FRAME_CTX(Kind.ARGUMENT, Probe.NETHTTP_WRITE_RES_HEADERS, "ctx", 1),
+  NETHTTP_WRITE_HEADER_BLOCK_CTX(Kind.ARGUMENT, Probe.NETHTTP_WRITE_HEADER_BLOCK, "ctx", 1),
+  NETHTTP_WRITE_FIELD_E(Kind.ARGUMENT, Probe.NETHTTP_HPACK_WRITE_FIELD, "e", 0),
+  /** HeaderField is passed by value: Name's pointer and length, then Value's. */
+  NETHTTP_WRITE_FIELD_NAME_PTR(Kind.ARGUMENT, Probe.NETHTTP_HPACK_WRITE_FIELD, "f", 0),
+  NETHTTP_WRITE_FIELD_NAME_LEN(Kind.ARGUMENT, Probe.NETHTTP_HPACK_WRITE_FIELD, "f", 1),
+  NETHTTP_WRITE_FIELD_VALUE_PTR(Kind.ARGUMENT, Probe.NETHTTP_HPACK_WRITE_FIELD, "f", 2),
+  NETHTTP_WRITE_FIELD_VALUE_LEN(Kind.ARGUMENT, Probe.NETHTTP_HPACK_WRITE_FIELD, "f", 3),
+  NETHTTP_SERVER_CONN_CONN(Kind.MEMBER, needs(Probe.NETHTTP_PROCESS_HEADERS, Probe.NETHTTP_WRITE_RES_HEADERS), false, "net/http.http2serverConn", "conn"),
+  NETHTTP_SERVER_CONN_HPACK_ENCODER(Kind.MEMBER, needs(Probe.NETHTTP_WRITE_RES_HEADERS, Probe.NETHTTP_WRITE_HEADER_BLOCK), false, "net/http.http2serverConn", "hpackEncoder"),
+  NETHTTP_WRITE_RES_HEADERS_STREAM_ID(Kind.MEMBER, needs(Probe.NETHTTP_WRITE_RES_HEADERS), false, "net/http.http2writeResHeaders", "streamID"),
+  NETHTTP_WRITE_RES_HEADERS_END_STREAM(Kind.MEMBER, needs(Probe.NETHTTP_WRITE_RES_HEADERS), false, "net/http.http2writeResHeaders", "endStream"),
+  NETHTTP_META_HEADERS_FRAME_HEADERS_FRAME(Kind.MEMBER, needs(Probe.NETHTTP_PROCESS_HEADERS), false, "net/http.http2MetaHeadersFrame", "http2HeadersFrame"),
+  NETHTTP_META_HEADERS_FRAME_FIELDS(Kind.MEMBER, needs(Probe.NETHTTP_PROCESS_HEADERS), false, "net/http.http2MetaHeadersFrame", "Fields"),
+  NETHTTP_HEADERS_FRAME_FLAGS(Kind.MEMBER, needs(Probe.NETHTTP_PROCESS_HEADERS), false, "net/http.http2HeadersFrame", "http2FrameHeader", "net/http.http2FrameHeader", "Flags"),
+  NETHTTP_HEADERS_FRAME_STREAM_ID(Kind.MEMBER, needs(Probe.NETHTTP_PROCESS_HEADERS), false, "net/http.http2HeadersFrame", "http2FrameHeader", "net/http.http2FrameHeader", "StreamID"),
+  NETHTTP_HEADER_FIELD_SIZE(Kind.SIZE, needs(Probe.NETHTTP_PROCESS_HEADERS), false, "vendor/golang.org/x/net/http2/hpack.HeaderField"),
+  NETHTTP_HEADER_FIELD_NAME(Kind.MEMBER, needs(Probe.NETHTTP_PROCESS_HEADERS), false, "vendor/golang.org/x/net/http2/hpack.HeaderField", "Name"),
+  NETHTTP_HEADER_FIELD_VALUE(Kind.MEMBER, needs(Probe.NETHTTP_PROCESS_HEADERS), false, "vendor/golang.org/x/net/http2/hpack.HeaderField", "Value");
 
   /** How a field is found. */
   public enum Kind {
@@ -97,12 +149,26 @@ public enum ProbeField {
     return probes.length == 0 ? EnumSet.noneOf(Probe.class) : EnumSet.of(probes[0], probes);
   }
 
+  /**
+   * Whether the offsets catalog covers this field. The ServeHTTP path's fields come from the
+   * binary's DWARF only (the catalog generator does not yet build a ServeHTTP program), so
+   * stripped binaries do not get those probes.
+   */
+  public boolean catalogued() {
+    return !name().startsWith("XNET_") && !name().startsWith("NETHTTP_") && this != H2C_BUF_CONN_CONN;
+  }
+
+  /** The HTTP/2 server copy ({@code struct http_server_offsets}) this field belongs to; null for the rest. */
+  public Probe.HttpServer server() {
+    return name().startsWith("XNET_") ? Probe.HttpServer.XNET : name().startsWith("NETHTTP_") ? Probe.HttpServer.NETHTTP : null;
+  }
+
   private static Set<Probe> operateHeaders() {
     return EnumSet.of(Probe.HTTP2_CLIENT_OPERATE_HEADERS, Probe.HTTP2_SERVER_OPERATE_HEADERS);
   }
 
   private static Set<Probe> all() {
-    return EnumSet.allOf(Probe.class);
+    return Probe.grpcTransport();
   }
 
   public Kind kind() {

@@ -102,8 +102,25 @@ public final class InspectCommand implements Callable<Integer> {
     }
     out.println("verdict:  " + (client ? "client spans" : "no client spans") + ", " + (server ? "server spans" : "no server spans")
         + ", " + (r.socketIdentity() ? "client->server linking by socket" : "no socket 4-tuples (spans are linked only by traceparent)"));
+    out.println("servehttp: " + serveHttp(r, Probe.HttpServer.XNET) + "; " + serveHttp(r, Probe.HttpServer.NETHTTP));
     return ExitCodes.OK;
   }
+
+  /** Whether gRPC served through this HTTP/2 server copy's ServeHTTP gets server spans. */
+  private static String serveHttp(OffsetsResolution r, Probe.HttpServer server) {
+    String name = server == Probe.HttpServer.XNET ? "x/net http2 (h2c)" : "net/http's http2";
+    Probe processHeaders = server == Probe.HttpServer.XNET ? Probe.XNET_PROCESS_HEADERS : Probe.NETHTTP_PROCESS_HEADERS;
+    if (!r.functions().containsKey(processHeaders)) {
+      return name + " not linked";
+    }
+    for (Probe p : Probe.values()) {
+      if (p.server() == server && r.refusal(p) != null) {
+        return name + " without server spans (" + p.name().toLowerCase() + " refused)";
+      }
+    }
+    return name + " server spans (hpack WriteField attached once gRPC is served)";
+  }
+
 
   private static String version(Module m) {
     return m.effectiveVersion();

@@ -58,8 +58,13 @@ public final class Sidecar implements AutoCloseable {
   private final Thread scanner;
   private final CountDownLatch firstScan = new CountDownLatch(1);
   private volatile boolean running = true;
-  /** Pids that exec'd since the scanner last looked; filled by the polling thread. */
-  private final java.util.concurrent.BlockingQueue<Integer> execs = new java.util.concurrent.LinkedBlockingQueue<>(1 << 16);
+  /**
+   * Work for the discovery thread from the polling thread: a pid that exec'd, a binary whose
+   * ServeHTTP path served gRPC. Bounded: when full, the next scan still finds new processes.
+   */
+  private final java.util.concurrent.BlockingQueue<Runnable> tasks = new java.util.concurrent.LinkedBlockingQueue<>(1 << 16);
+  /** (binary, server copy) pairs with a ServeHTTP task queued: one task per pair at a time. */
+  private final java.util.Set<String> serveHttpQueued = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private volatile boolean execsWatched;
 
   private Sidecar(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
@@ -92,12 +97,24 @@ public final class Sidecar implements AutoCloseable {
   public static Sidecar start(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
     Sidecar s = new Sidecar(options, events, listener);
     try {
-      s.probes.watchExecs(s.execs::offer); // full: the next scan finds them
+      s.probes.watchExecs(pid -> s.tasks.offer(() -> s.tracer.execed(pid))); // full: the next scan finds them
       s.execsWatched = true;
     } catch (io.gospan.receiver.bpf.BpfException e) {
       LOG.warn("no exec notices ({}): new processes are found by the /proc scan alone, every {} ms",
           e.getMessage(), options.scanInterval().toMillis());
     }
+    s.probes.onServeHttpGrpc((exe, server, pid) -> {
+      Tracer t = s.tracer;
+      if (t.binary(exe).map(b -> b.isDeferred(io.gospan.offsets.resolve.Probe.writeField(server))).orElse(false)) {
+        String k = exe + "/" + server;
+        if (s.serveHttpQueued.add(k) && !s.tasks.offer(() -> {
+          s.serveHttpQueued.remove(k);
+          t.serveHttpInUse(exe, server, pid);
+        })) {
+          s.serveHttpQueued.remove(k);
+        }
+      }
+    });
     s.poller.start();
     s.scanner.start();
     return s;
@@ -144,17 +161,17 @@ public final class Sidecar implements AutoCloseable {
     }
   }
 
-  /** Until the next scan is due, looks at each process as soon as it execs. */
+  /** Until the next scan is due, runs the polling thread's tasks (exec'd pids, ServeHTTP in use) as they come. */
   private void awaitExecs(Duration interval) {
     long due = System.nanoTime() + interval.toNanos();
     try {
       for (long left = interval.toNanos(); running && left > 0; left = due - System.nanoTime()) {
-        Integer pid = execs.poll(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS);
-        if (pid != null) {
+        Runnable task = tasks.poll(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS);
+        if (task != null) {
           try {
-            tracer.execed(pid);
+            task.run();
           } catch (RuntimeException e) {
-            LOG.error("looking at exec'd pid {} failed", pid, e);
+            LOG.error("discovery task failed", e);
           }
         }
       }

@@ -24,6 +24,8 @@ public final class TracedBinary {
   private final OffsetsResolution resolution;
   final Map<Probe, BpfLink> links = new EnumMap<>(Probe.class);
   final Map<Probe, String> refused = new LinkedHashMap<>();
+  /** Resolved probes attached only once their path is seen in use (hpack WriteField): function entry file offsets. */
+  final Map<Probe, Long> deferred = new EnumMap<>(Probe.class);
   final Set<Integer> pids = new TreeSet<>();
 
   TracedBinary(ExeKey key, String path, String goVersion, String grpcVersion, String xnetVersion, OffsetsResolution resolution) {
@@ -69,6 +71,16 @@ public final class TracedBinary {
   /** Probes attached. */
   public synchronized Set<Probe> attached() {
     return Collections.unmodifiableSet(new TreeSet<>(links.keySet()));
+  }
+
+  /** Probes ready to attach once their path is in use (see {@link Tracer#serveHttpInUse}). */
+  public synchronized Set<Probe> deferred() {
+    return Collections.unmodifiableSet(new TreeSet<>(deferred.keySet()));
+  }
+
+  /** Whether {@code probe} waits for its path to be in use. */
+  public synchronized boolean isDeferred(Probe probe) {
+    return deferred.containsKey(probe);
   }
 
   /** Probes not attached, with the reason. */

@@ -220,7 +220,7 @@ public final class Tracer implements AutoCloseable {
     String goVersion;
     String grpcVersion = "unknown";
     String xnetVersion = "unknown";
-    try (GoBinary b = GoBinary.open(p.exe())) {
+    try (GoBinary b = GoBinary.open(reachable(p))) {
       BuildInfo info = b.buildInfo();
       goVersion = info.goVersion();
       if (info.hasModuleInfo()) {
@@ -237,7 +237,7 @@ public final class Tracer implements AutoCloseable {
     } catch (GoBinaryException e) {
       return skip(p, "cannot be inspected: " + e.getMessage());
     } catch (IOException e) {
-      if (!Files.exists(p.exe())) {
+      if (!Files.exists(reachable(p))) {
         LOG.debug("pid {} exited during inspection", p.pid());
         return null; // not remembered: nothing is wrong with the binary
       }
@@ -251,17 +251,25 @@ public final class Tracer implements AutoCloseable {
     for (Probe probe : Probe.values()) {
       String refusal = resolution.refusal(probe);
       if (refusal != null) {
-        binary.refused.put(probe, refusal);
+        if (!probe.serveHttp() || resolution.functions().containsKey(probe)) {
+          binary.refused.put(probe, refusal); // a server copy the binary does not link is no refusal
+        }
+        continue;
+      }
+      if (probe.writeField()) {
+        // A hit per header field of every encoder, grpc-go's own included: attached only once
+        // this binary serves gRPC through that HTTP/2 server (serveHttpInUse).
+        binary.deferred.put(probe, resolution.functions().get(probe).fileOffset());
         continue;
       }
       try {
         BpfLink link =
-            probes.attach(ProbeOffsets.probe(probe), p.exe(), resolution.functions().get(probe).fileOffset());
+            probes.attach(ProbeOffsets.probe(probe), reachable(p), resolution.functions().get(probe).fileOffset());
         binary.links.put(probe, link);
       } catch (BpfException e) {
         attachFailures.increment();
         binary.refused.put(probe, "attach failed: " + e.getMessage());
-        if (Files.exists(p.exe())) {
+        if (Files.exists(reachable(p))) {
           LOG.warn("attaching {} to {} failed: {}", probe, p.exePath(), e.getMessage());
         } else {
           LOG.debug("pid {} exited while attaching {}", p.pid(), probe);
@@ -270,7 +278,7 @@ public final class Tracer implements AutoCloseable {
     }
     if (binary.links.isEmpty()) {
       probes.removeBinary(p.key());
-      if (!Files.exists(p.exe())) {
+      if (!Files.exists(reachable(p))) {
         return null;
       }
       return skip(p, "no probe could be attached: " + binary.refused);
@@ -279,6 +287,79 @@ public final class Tracer implements AutoCloseable {
       binaries.put(p.key(), binary);
     }
     return binary;
+  }
+
+  /**
+   * A process of binary {@code key} received a gRPC request through HTTP/2 server {@code server}
+   * ({@code ServeHTTP}): attaches that server's hpack WriteField probe to the binary, once, so
+   * the trailers (grpc-status) of its responses are read. Until then such calls' server spans
+   * end without a status. Reached through {@code /proc/<pid>/exe}.
+   */
+  public void serveHttpInUse(ExeKey key, Probe.HttpServer server, int pid) {
+    Probe writeField = Probe.writeField(server);
+    synchronized (scanLock) {
+      TracedBinary binary;
+      synchronized (this) {
+        binary = binaries.get(key);
+      }
+      if (binary == null) {
+        return;
+      }
+      Long entry;
+      List<Integer> pids;
+      synchronized (binary) {
+        entry = binary.deferred.get(writeField);
+        pids = new ArrayList<>(binary.pids);
+      }
+      if (entry == null) {
+        return; // attached already, or not resolved
+      }
+      pids.add(0, pid);
+      for (int candidate : pids) {
+        Optional<ProcessEntry> p = procFs.entry(candidate);
+        if (p.isEmpty() || !p.get().key().equals(key)) {
+          continue;
+        }
+        try {
+          BpfLink link = probes.attach(ProbeOffsets.probe(writeField), p.get().exe(), entry);
+          synchronized (binary) {
+            binary.deferred.remove(writeField);
+            binary.links.put(writeField, link);
+          }
+          LOG.info("{} serves gRPC through {}'s HTTP/2 server (ServeHTTP): {} attached",
+              binary.path(), server == Probe.HttpServer.XNET ? "x/net" : "net/http", writeField);
+        } catch (BpfException e) {
+          attachFailures.increment();
+          synchronized (binary) {
+            binary.deferred.remove(writeField);
+            binary.refused.put(writeField, "attach failed: " + e.getMessage());
+          }
+          LOG.warn("attaching {} to {} failed: {}", writeField, binary.path(), e.getMessage());
+        }
+        return;
+      }
+    }
+  }
+
+  /**
+   * A path to the process's executable: {@code /proc/<pid>/exe} while the process lives (works
+   * across mount namespaces), else the executable's own path when it is the same file (device and
+   * inode) in ours, so a short-lived process that exits during inspection still gets its binary
+   * inspected and attached (its next run is then traced from its first call).
+   */
+  private static java.nio.file.Path reachable(ProcessEntry p) {
+    if (Files.exists(p.exe())) {
+      return p.exe();
+    }
+    java.nio.file.Path own = p.executable();
+    try {
+      if (!p.exePath().endsWith(" (deleted)") && ExeKey.of(own).equals(p.key())) {
+        return own;
+      }
+    } catch (IOException | RuntimeException e) {
+      // not reachable from this mount namespace
+    }
+    return p.exe();
   }
 
   private TracedBinary skip(ProcessEntry p, String reason) {

@@ -47,6 +47,15 @@ public record HeaderEvent(
     return null;
   }
 
+  /**
+   * Whether {@code content-type} is gRPC's: {@code application/grpc}, optionally followed by
+   * {@code +proto}, {@code +json}, ... or parameters (gRPC over HTTP/2, "Requests").
+   */
+  public boolean grpcContentType() {
+    String ct = header("content-type");
+    return ct != null && (ct.equals("application/grpc") || ct.startsWith("application/grpc+") || ct.startsWith("application/grpc;"));
+  }
+
   /** The first field named {@code name}, or {@code null}. */
   public HeaderField field(String name) {
     for (HeaderField f : fields) {

@@ -8,6 +8,15 @@ public enum ProbeKind {
   HTTP2_CLIENT_OPERATE_HEADERS,
   /** {@code (*http2Server).operateHeaders}: server side, request headers. */
   HTTP2_SERVER_OPERATE_HEADERS,
-  /** {@code hpack.(*Encoder).WriteField}: server side, fields as they are encoded (ServeHTTP path). */
-  HPACK_ENCODER_WRITE_FIELD
+  /**
+   * An HTTP/2 server's {@code (*serverConn).processHeaders} (x/net or net/http's bundle): server
+   * side, request headers of gRPC served through {@code ServeHTTP}, and of any other HTTP/2
+   * request that server receives.
+   */
+  HTTP2_SERVER_PROCESS_HEADERS,
+  /**
+   * An HTTP/2 server's trailers block ({@code writeResHeaders} with endStream, fields from hpack
+   * {@code WriteField}): server side, the end of a stream served through {@code ServeHTTP}.
+   */
+  HTTP2_SERVER_WRITE_RES_HEADERS
 }

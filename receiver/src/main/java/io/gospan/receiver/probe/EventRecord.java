@@ -34,7 +34,10 @@ public record EventRecord(
   public static final int PROBE_LOOPY_WRITER_WRITE_HEADER = 0;
   public static final int PROBE_HTTP2_CLIENT_OPERATE_HEADERS = 1;
   public static final int PROBE_HTTP2_SERVER_OPERATE_HEADERS = 2;
-  public static final int PROBE_HPACK_ENCODER_WRITE_FIELD = 3;
+  public static final int PROBE_XNET_PROCESS_HEADERS = 4;
+  public static final int PROBE_XNET_WRITE_RES_HEADERS = 5;
+  public static final int PROBE_NETHTTP_PROCESS_HEADERS = 8;
+  public static final int PROBE_NETHTTP_WRITE_RES_HEADERS = 9;
 
   public static final int SIDE_CLIENT = 0;
   public static final int SIDE_SERVER = 1;
@@ -57,16 +60,19 @@ public record EventRecord(
   private static final int EXE_DEV = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("dev");
   private static final int EXE_INO = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino");
 
+  /** Bytes of the fixed part of a record: {@code offsetof(struct header_event, fields)}. */
+  public static final int FIXED_SIZE = GrpcLayouts.HEADER_EVENT.offset("fields");
+
   /**
-   * Decodes the fixed part of a record (little-endian buffer, position 0).
+   * Decodes the fixed part of a record (little-endian buffer, position 0). A record holds the
+   * fixed part and its {@code field_count} fields only (grpc.bpf.c sends the used part).
    *
-   * @throws IllegalArgumentException when the record is shorter than {@code struct header_event}
+   * @throws IllegalArgumentException when the record is shorter than its fixed part
    */
   public static EventRecord decode(ByteBuffer b) {
-    if (b.remaining() < GrpcLayouts.HEADER_EVENT.size()) {
+    if (b.remaining() < FIXED_SIZE) {
       throw new IllegalArgumentException(
-          "ring buffer record of " + b.remaining() + " bytes, struct header_event needs "
-              + GrpcLayouts.HEADER_EVENT.size());
+          "ring buffer record of " + b.remaining() + " bytes, the fixed part of struct header_event needs " + FIXED_SIZE);
     }
     return new EventRecord(
         b.getLong(TS),

@@ -18,6 +18,33 @@ public final class GrpcLayouts {
   /** {@code struct exe_key}: the traced executable's device and inode. */
   public static final StructLayout EXE_KEY = StructLayout.builder("exe_key").u64("dev").u64("ino").build(16);
 
+  /** {@code struct http_server_offsets}: one HTTP/2 server copy of the ServeHTTP path. */
+  public static final StructLayout HTTP_SERVER_OFFSETS =
+      StructLayout.builder("http_server_offsets")
+          .struct("process_headers_sc", GO_LOC)
+          .struct("process_headers_f", GO_LOC)
+          .struct("write_frame_w", GO_LOC)
+          .struct("write_frame_ctx", GO_LOC)
+          .struct("write_header_block_ctx", GO_LOC)
+          .struct("write_field_e", GO_LOC)
+          .struct("write_field_name_ptr", GO_LOC)
+          .struct("write_field_name_len", GO_LOC)
+          .struct("write_field_value_ptr", GO_LOC)
+          .struct("write_field_value_len", GO_LOC)
+          .s32("server_conn_conn")
+          .s32("server_conn_hpack_encoder")
+          .s32("write_res_headers_stream_id")
+          .s32("write_res_headers_end_stream")
+          .s32("meta_headers_frame_headers_frame")
+          .s32("meta_headers_frame_fields")
+          .s32("headers_frame_flags")
+          .s32("headers_frame_stream_id")
+          .s32("header_field_size")
+          .s32("header_field_name")
+          .s32("header_field_value")
+          .s32("_pad")
+          .build(128);
+
   /** {@code struct go_offsets}: per-binary offsets and argument locations. */
   public static final StructLayout GO_OFFSETS =
       StructLayout.builder("go_offsets")
@@ -48,10 +75,15 @@ public final class GrpcLayouts {
           .s32("net_fd_sysfd")
           .s32("tls_conn_conn")
           .s32("syscall_conn_conn")
+          .s32("h2c_buf_conn_conn")
+          .bytes("_pad_itabs", 4)
           .u64("itab_tcp_conn")
           .u64("itab_tls_conn")
           .u64("itab_syscall_conn")
-          .build(168);
+          .u64("itab_h2c_buf_conn")
+          .struct("xnet", HTTP_SERVER_OFFSETS)
+          .struct("nethttp", HTTP_SERVER_OFFSETS)
+          .build(184 + 2 * 128);
 
   /** Header fields per event ({@code GOSPAN_MAX_FIELDS}). */
   public static final int MAX_FIELDS = 10;
@@ -97,6 +129,6 @@ public final class GrpcLayouts {
 
   /** Every layout of the contract, for the BTF check. */
   public static List<StructLayout> all() {
-    return List.of(GO_LOC, EXE_KEY, GO_OFFSETS, HEADER_FIELD, HEADER_EVENT);
+    return List.of(GO_LOC, EXE_KEY, HTTP_SERVER_OFFSETS, GO_OFFSETS, HEADER_FIELD, HEADER_EVENT);
   }
 }

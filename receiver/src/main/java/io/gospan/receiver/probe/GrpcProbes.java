@@ -32,6 +32,19 @@ public final class GrpcProbes implements AutoCloseable {
   private final HeaderEventDecoder decoder;
   private final RingBuffer ringBuffer;
   private volatile RingBuffer execs;
+  private volatile ServeHttpListener serveHttp;
+
+  /** Told of gRPC requests received through an HTTP/2 server's ServeHTTP path. */
+  @FunctionalInterface
+  public interface ServeHttpListener {
+    /**
+     * A process of binary {@code exe} received a gRPC request through HTTP/2 server copy
+     * {@code server}; called on the polling thread for every such request: return quickly.
+     */
+    void grpcServed(ExeKey exe, io.gospan.offsets.resolve.Probe.HttpServer server, int pid);
+  }
+
+  private static final int RECORD_PROBE = GrpcLayouts.HEADER_EVENT.offset("probe");
 
   private GrpcProbes(
       BpfObject object,
@@ -56,6 +69,9 @@ public final class GrpcProbes implements AutoCloseable {
               }
               HeaderEvent e = decoder.decode(record);
               if (e != null) {
+                if (e.probe() == io.gospan.receiver.event.ProbeKind.HTTP2_SERVER_PROCESS_HEADERS) {
+                  notifyServeHttp(record, e);
+                }
                 sink.accept(e);
               }
             });
@@ -123,6 +139,23 @@ public final class GrpcProbes implements AutoCloseable {
     }
     object.program("raw_tp_sched_process_exec").attachRawTracepoint("sched_process_exec");
     execs = RingBuffer.open(object.map("execs"), record -> listener.accept(record.getInt(0)));
+  }
+
+  /** Tells {@code listener} of every gRPC request received through a ServeHTTP path. */
+  public void onServeHttpGrpc(ServeHttpListener listener) {
+    this.serveHttp = listener;
+  }
+
+  private void notifyServeHttp(ByteBuffer record, HeaderEvent e) {
+    ServeHttpListener l = serveHttp;
+    if (l == null || !e.grpcContentType()) {
+      return;
+    }
+    int raw = Byte.toUnsignedInt(record.get(RECORD_PROBE));
+    io.gospan.offsets.resolve.Probe.HttpServer server = raw == EventRecord.PROBE_NETHTTP_PROCESS_HEADERS
+        ? io.gospan.offsets.resolve.Probe.HttpServer.NETHTTP
+        : io.gospan.offsets.resolve.Probe.HttpServer.XNET;
+    l.grpcServed(EventRecord.decode(record).exe(), server, e.pid());
   }
 
   /** Makes the programs trace processes running the binary {@code key}, with these offsets. */

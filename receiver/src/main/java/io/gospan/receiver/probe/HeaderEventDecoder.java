@@ -64,14 +64,15 @@ public final class HeaderEventDecoder {
    * @return the event, or {@code null} when the record is malformed (counted)
    */
   public HeaderEvent decode(ByteBuffer b) {
-    if (b.remaining() < GrpcLayouts.HEADER_EVENT.size()) {
+    if (b.remaining() < EventRecord.FIXED_SIZE) {
       malformed.increment();
       return null;
     }
     EventRecord r = EventRecord.decode(b);
     ProbeKind probe = probe(r.probe());
     Side side = r.side() == EventRecord.SIDE_CLIENT ? Side.CLIENT : r.side() == EventRecord.SIDE_SERVER ? Side.SERVER : null;
-    if (probe == null || side == null || r.fieldCount() > GrpcLayouts.MAX_FIELDS) {
+    if (probe == null || side == null || r.fieldCount() > GrpcLayouts.MAX_FIELDS
+        || b.remaining() < EventRecord.FIXED_SIZE + r.fieldCount() * GrpcLayouts.HEADER_FIELD.size()) {
       malformed.increment();
       return null;
     }
@@ -115,8 +116,10 @@ public final class HeaderEventDecoder {
         return ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS;
       case EventRecord.PROBE_HTTP2_SERVER_OPERATE_HEADERS:
         return ProbeKind.HTTP2_SERVER_OPERATE_HEADERS;
-      case EventRecord.PROBE_HPACK_ENCODER_WRITE_FIELD:
-        return ProbeKind.HPACK_ENCODER_WRITE_FIELD;
+      case EventRecord.PROBE_XNET_PROCESS_HEADERS, EventRecord.PROBE_NETHTTP_PROCESS_HEADERS:
+        return ProbeKind.HTTP2_SERVER_PROCESS_HEADERS;
+      case EventRecord.PROBE_XNET_WRITE_RES_HEADERS, EventRecord.PROBE_NETHTTP_WRITE_RES_HEADERS:
+        return ProbeKind.HTTP2_SERVER_WRITE_RES_HEADERS;
       default:
         return null;
     }

@@ -30,4 +30,12 @@ public final class ProbeOffsets {
   public static GrpcProbe probe(Probe p) {
     return GrpcProbe.valueOf(p.name());
   }
+
+  static {
+    for (Probe p : Probe.values()) {
+      if (GrpcProbe.valueOf(p.name()).probe() != p) {
+        throw new AssertionError("GrpcProbe " + p + " names another probe point");
+      }
+    }
+  }
 }

@@ -243,6 +243,9 @@ public final class SpanAssembler {
       return;
     }
     eventsRead.increment(PROBE_ATTRIBUTES.get(e.probe()));
+    if (e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS && !e.grpcContentType()) {
+      return; // another HTTP/2 request of a server that also serves gRPC through ServeHTTP
+    }
     StreamKey key = keyOf(e);
     if (isStart(e)) {
       start(key, e, now);
@@ -351,7 +354,7 @@ public final class SpanAssembler {
         switch (e.probe()) {
           case LOOPY_WRITER_WRITE_HEADER -> true;
           case HTTP2_CLIENT_OPERATE_HEADERS -> e.side() == Side.CLIENT;
-          case HTTP2_SERVER_OPERATE_HEADERS, HPACK_ENCODER_WRITE_FIELD -> e.side() == Side.SERVER;
+          case HTTP2_SERVER_OPERATE_HEADERS, HTTP2_SERVER_PROCESS_HEADERS, HTTP2_SERVER_WRITE_RES_HEADERS -> e.side() == Side.SERVER;
         };
     return sideOk ? null : "probe_side_mismatch";
   }
@@ -363,12 +366,14 @@ public final class SpanAssembler {
 
   private static boolean isStart(HeaderEvent e) {
     return (e.probe() == ProbeKind.LOOPY_WRITER_WRITE_HEADER && e.side() == Side.CLIENT)
-        || e.probe() == ProbeKind.HTTP2_SERVER_OPERATE_HEADERS;
+        || e.probe() == ProbeKind.HTTP2_SERVER_OPERATE_HEADERS
+        || e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS;
   }
+
 
   /** Whether an end-side event ends its stream. */
   private static boolean isFinal(HeaderEvent e) {
-    return e.endStream() || (e.probe() == ProbeKind.HPACK_ENCODER_WRITE_FIELD && e.field("grpc-status") != null);
+    return e.endStream();
   }
 
   private void start(StreamKey key, HeaderEvent e, long now) {

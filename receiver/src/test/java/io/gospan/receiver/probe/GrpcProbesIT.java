@@ -155,6 +155,9 @@ class GrpcProbesIT {
         }
       }
       Map<GrpcProbe, ProbeCounters> counters = session.probes.counters();
+      // grpc-go's transport probes send an event per hit; the ServeHTTP path's do not (WriteField
+      // is hit by every header field grpc-go's own encoder writes, and returns at once)
+      counters.keySet().removeIf(p -> p.probe().serveHttp());
       assertThat(counters.values()).allSatisfy(pc -> {
         assertThat(pc.ringBufferFull()).isZero();
         assertThat(pc.readFailed()).isZero();

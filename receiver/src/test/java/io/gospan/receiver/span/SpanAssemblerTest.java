@@ -577,17 +577,24 @@ class SpanAssemblerTest {
   }
 
   @Test
-  void hpackWriteFieldEventsEndServerSpans() {
-    feed(conn.serverStart(1, t0));
-    feed(Events.ev(conn.serverPid, t0 + MS, ProbeKind.HPACK_ENCODER_WRITE_FIELD, Side.SERVER, conn.serverConn,
-        conn.serverSockets, 1, false, List.of(HeaderField.of(":status", "200"))));
-    feed(Events.ev(conn.serverPid, t0 + 2 * MS, ProbeKind.HPACK_ENCODER_WRITE_FIELD, Side.SERVER, conn.serverConn,
-        conn.serverSockets, 1, false, List.of(HeaderField.of("grpc-status", "13"))));
+  void serveHttpPathEventsMakeServerSpansAndOtherHttpRequestsAreIgnored() {
+    // gRPC through an HTTP/2 server's ServeHTTP: processHeaders starts, the trailers block ends
+    feed(Events.ev(conn.serverPid, t0, ProbeKind.HTTP2_SERVER_PROCESS_HEADERS, Side.SERVER, conn.serverConn,
+        conn.serverSockets, 1, false, List.of(HeaderField.of(":path", "/greeter.Greeter/SayHello"),
+            HeaderField.of("content-type", "application/grpc"))));
+    // a plain HTTP/2 request on the same server is not a span
+    feed(Events.ev(conn.serverPid, t0, ProbeKind.HTTP2_SERVER_PROCESS_HEADERS, Side.SERVER, conn.serverConn,
+        conn.serverSockets, 3, true, List.of(HeaderField.of(":path", "/healthz"))));
+    feed(Events.ev(conn.serverPid, t0 + 2 * MS, ProbeKind.HTTP2_SERVER_WRITE_RES_HEADERS, Side.SERVER, conn.serverConn,
+        conn.serverSockets, 1, true, List.of(HeaderField.of("grpc-status", "13"), HeaderField.of("grpc-message", "boom%21"))));
     time.advanceMillis(2_000);
     assembler.expire();
     SpanData s = only(SpanKind.SERVER);
+    assertThat(s.getName()).isEqualTo("greeter.Greeter/SayHello");
     assertThat(attr(s, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("INTERNAL");
+    assertThat(s.getStatus().getDescription()).isEqualTo("boom!");
     assertThat(s.getEndEpochNanos() - s.getStartEpochNanos()).isEqualTo(2 * MS);
+    assertThat(assembler.inFlight()).isZero();
   }
 
   @Test

@@ -99,8 +99,17 @@ public final class GoTruth {
       abi0Offset = (abi0Offset + align - 1) / align * align;
       if (p.path("name").asText().equals(param)) {
         JsonNode pc = p.path("pieces").get(piece);
-        if (pc == null && "stack".equals(funcParams.path("abi").asText()) && p.path("pieces").isEmpty()) {
+        // Go 1.16 also lists an interface's two words twice (pieces 16,16,24,24 for words at
+        // 16 and 24: one per location-list entry): more pieces than words means ABI0 decides.
+        boolean abi0Layout = "stack".equals(funcParams.path("abi").asText())
+            && (p.path("pieces").isEmpty() || p.path("pieces").size() > (size + 7) / 8);
+        if (abi0Layout) {
           return io.gospan.receiver.probe.GoLoc.stack(abi0Offset + 8 * piece);
+        }
+        JsonNode whole = p.path("pieces").size() == 1 ? p.path("pieces").get(0) : null;
+        if (pc == null && whole != null && "stack".equals(whole.path("kind").asText()) && size > 8 * piece) {
+          // ABI0: one stack piece holds the whole value (an interface, a struct): word N is 8*N on
+          return io.gospan.receiver.probe.GoLoc.stack(whole.path("stack_offset").asInt() + 8 * piece);
         }
         if (pc == null) {
           throw new AssertionError("parameter " + param + " has no piece " + piece + ": " + p);

@@ -34,11 +34,42 @@ public final class TruthOffsets {
           "net.netFD",
           "internal/poll.FD",
           "crypto/tls.Conn",
-          "google.golang.org/grpc/internal/credentials.syscallConn");
+          "google.golang.org/grpc/internal/credentials.syscallConn",
+          "golang.org/x/net/http2/h2c.bufConn",
+          HTTP2 + "serverConn",
+          HTTP2 + "writeResHeaders",
+          "net/http.http2serverConn",
+          "net/http.http2writeResHeaders",
+          "net/http.http2MetaHeadersFrame",
+          "net/http.http2HeadersFrame",
+          "net/http.http2FrameHeader",
+          "vendor/golang.org/x/net/http2/hpack.HeaderField");
+
+  /** One HTTP/2 server copy of the ServeHTTP path: its C prefix, function and type names. */
+  record ServerCopy(String prefix, String pkg, String typePrefix, String hpack) {
+    String fn(String recv, String name) {
+      return pkg + ".(*" + typePrefix + recv + ")." + name;
+    }
+
+    String type(String name) {
+      return pkg + "." + typePrefix + name;
+    }
+  }
+
+  static final List<ServerCopy> SERVERS = List.of(
+      new ServerCopy("xnet", "golang.org/x/net/http2", "", "golang.org/x/net/http2/hpack"),
+      new ServerCopy("nethttp", "net/http", "http2", "vendor/golang.org/x/net/http2/hpack"));
 
   /** gotruth's view of the functions and structs the probes need. */
   public static JsonNode truth(Path binary) {
-    return GoTruth.query(binary, List.of(WRITE_HEADER, CLIENT_OPERATE_HEADERS, SERVER_OPERATE_HEADERS), STRUCTS);
+    List<String> functions = new java.util.ArrayList<>(List.of(WRITE_HEADER, CLIENT_OPERATE_HEADERS, SERVER_OPERATE_HEADERS));
+    for (ServerCopy c : SERVERS) {
+      functions.add(c.fn("serverConn", "processHeaders"));
+      functions.add(c.fn("writeResHeaders", "writeFrame"));
+      functions.add(c.fn("writeResHeaders", "writeHeaderBlock"));
+      functions.add(c.hpack + ".(*Encoder).WriteField");
+    }
+    return GoTruth.query(binary, functions, STRUCTS);
   }
 
   /** Every field of struct go_offsets, from the binary's DWARF and symbol table. */
@@ -79,6 +110,59 @@ public final class TruthOffsets {
             .offset("net_fd_sysfd", member(t, "net.netFD", "pfd") + member(t, "internal/poll.FD", "Sysfd"))
             .offset("tls_conn_conn", member(t, "crypto/tls.Conn", "conn"))
             .offset("syscall_conn_conn", member(t, "google.golang.org/grpc/internal/credentials.syscallConn", "Conn"));
+    for (ServerCopy c : SERVERS) {
+      // what the binary has of this server copy: a client links hpack and the frame types only
+      String p = c.prefix() + "_";
+      String processHeaders = c.fn("serverConn", "processHeaders");
+      String writeFrame = c.fn("writeResHeaders", "writeFrame");
+      String writeHeaderBlock = c.fn("writeResHeaders", "writeHeaderBlock");
+      String writeField = c.hpack() + ".(*Encoder).WriteField";
+      if (hasParams(t, processHeaders)) {
+        JsonNode ph = GoTruth.params(t, processHeaders);
+        o.location(p + "process_headers_sc", GoTruth.location(ph, "sc", 0))
+            .location(p + "process_headers_f", GoTruth.location(ph, "f", 0));
+      }
+      if (hasParams(t, writeFrame)) {
+        JsonNode wf = GoTruth.params(t, writeFrame);
+        o.location(p + "write_frame_w", GoTruth.location(wf, "w", 0))
+            .location(p + "write_frame_ctx", GoTruth.location(wf, "ctx", 1));
+      }
+      if (hasParams(t, writeHeaderBlock)) {
+        o.location(p + "write_header_block_ctx", GoTruth.location(GoTruth.params(t, writeHeaderBlock), "ctx", 1));
+      }
+      if (hasParams(t, writeField)) {
+        JsonNode fld = GoTruth.params(t, writeField);
+        o.location(p + "write_field_e", GoTruth.location(fld, "e", 0))
+            .location(p + "write_field_name_ptr", GoTruth.location(fld, "f", 0))
+            .location(p + "write_field_name_len", GoTruth.location(fld, "f", 1))
+            .location(p + "write_field_value_ptr", GoTruth.location(fld, "f", 2))
+            .location(p + "write_field_value_len", GoTruth.location(fld, "f", 3));
+      }
+      String hf = c.hpack() + ".HeaderField";
+      String embHeaders = c.typePrefix() + "HeadersFrame";
+      String embFrameHeader = c.typePrefix() + "FrameHeader";
+      setIfPresent(o, p + "server_conn_conn", memberOrNull(t, c.type("serverConn"), "conn"));
+      setIfPresent(o, p + "server_conn_hpack_encoder", memberOrNull(t, c.type("serverConn"), "hpackEncoder"));
+      setIfPresent(o, p + "write_res_headers_stream_id", memberOrNull(t, c.type("writeResHeaders"), "streamID"));
+      setIfPresent(o, p + "write_res_headers_end_stream", memberOrNull(t, c.type("writeResHeaders"), "endStream"));
+      setIfPresent(o, p + "meta_headers_frame_headers_frame", memberOrNull(t, c.type("MetaHeadersFrame"), embHeaders));
+      setIfPresent(o, p + "meta_headers_frame_fields", memberOrNull(t, c.type("MetaHeadersFrame"), "Fields"));
+      Integer frameHeader = memberOrNull(t, c.type("HeadersFrame"), embFrameHeader);
+      Integer flags = memberOrNull(t, c.type("FrameHeader"), "Flags");
+      Integer streamId = memberOrNull(t, c.type("FrameHeader"), "StreamID");
+      if (frameHeader != null && flags != null) {
+        o.offset(p + "headers_frame_flags", frameHeader + flags);
+      }
+      if (frameHeader != null && streamId != null) {
+        o.offset(p + "headers_frame_stream_id", frameHeader + streamId);
+      }
+      if (memberOrNull(t, hf, "Name") != null) {
+        o.offset(p + "header_field_size", size(t, hf));
+      }
+      setIfPresent(o, p + "header_field_name", memberOrNull(t, hf, "Name"));
+      setIfPresent(o, p + "header_field_value", memberOrNull(t, hf, "Value"));
+    }
+    setIfPresent(o, "h2c_buf_conn_conn", memberOrNull(t, "golang.org/x/net/http2/h2c.bufConn", "Conn"));
     Integer loopyConn = memberOrNull(t, TRANSPORT + "loopyWriter", "conn");
     if (loopyConn != null) {
       o.offset("loopy_writer_conn", loopyConn);
@@ -92,9 +176,26 @@ public final class TruthOffsets {
         o.offset("itab_tls_conn", address);
       } else if (name.endsWith("credentials.syscallConn,net.Conn")) {
         o.offset("itab_syscall_conn", address);
+      } else if (name.endsWith("h2c.bufConn,net.Conn")) {
+        o.offset("itab_h2c_buf_conn", address);
       }
     }
     return o;
+  }
+
+  static void setIfPresent(GoOffsets o, String field, Integer value) {
+    if (value != null) {
+      o.offset(field, value);
+    }
+  }
+
+  static boolean hasParams(JsonNode t, String function) {
+    for (JsonNode p : t.path("params")) {
+      if (p.path("func").asText().equals(function) && p.path("found").asBoolean()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   static int member(JsonNode t, String struct, String member) {
