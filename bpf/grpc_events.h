@@ -39,7 +39,8 @@ enum gospan_counter {
 	COUNTER_NO_OFFSETS = 4,      /* the task's executable has no entry in go_offsets_by_exe */
 	COUNTER_UNKNOWN_ITAB = 5,    /* the net.Conn is of a type we cannot unwrap */
 	COUNTER_FIELD_TRUNCATED = 6, /* a header name or value was cut to fit */
-	COUNTER_COUNT = 7,
+	COUNTER_SKIPPED = 7,         /* response headers that do not end the stream, not wanted */
+	COUNTER_COUNT = 8,
 };
 
 /* The traced binary: device and inode of the task's executable (mm->exe_file). */

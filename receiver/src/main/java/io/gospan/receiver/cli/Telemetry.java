@@ -53,6 +53,16 @@ final class Telemetry {
         safe(r -> sidecar.probes().counters().forEach((probe, c) ->
             r.record(c.unknownItab(), Attributes.of(SelfTelemetry.PROBE, probe.name().toLowerCase(Locale.ROOT))))));
     t.observeCounter(
+        "gospan.probe.hits",
+        "Probe hits in traced programs (each costs the program the uprobe trap and the BPF program), by probe",
+        safe(r -> sidecar.probes().counters().forEach((probe, c) ->
+            r.record(c.hits(), Attributes.of(SelfTelemetry.PROBE, probe.name().toLowerCase(Locale.ROOT))))));
+    t.observeCounter(
+        "gospan.probe.hits.skipped",
+        "Probe hits that needed no record (response headers before the trailers, no extra header names), by probe",
+        safe(r -> sidecar.probes().counters().forEach((probe, c) ->
+            r.record(c.skipped(), Attributes.of(SelfTelemetry.PROBE, probe.name().toLowerCase(Locale.ROOT))))));
+    t.observeCounter(
         "gospan.fields.truncated",
         "Header values cut to fit or header fields left out, by probe",
         safe(r -> sidecar.probes().counters().forEach((probe, c) ->

@@ -117,6 +117,8 @@ public final class GrpcProbes implements AutoCloseable {
       obj.setGlobal(
           "wakeup_bytes",
           ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(ringBufferBytes / 4).array());
+      // Response headers before the trailers matter only for extra (allow-listed) metadata.
+      obj.setGlobal("capture_response_headers", new byte[] {(byte) (names.hasExtras() ? 1 : 0)});
       obj.load();
       return new GrpcProbes(obj, names, sink, newProcesses, rawTap);
     } catch (RuntimeException e) {

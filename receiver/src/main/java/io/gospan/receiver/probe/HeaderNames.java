@@ -81,6 +81,11 @@ public final class HeaderNames {
     return of(List.of());
   }
 
+  /** Whether names beyond {@link #DEFAULTS} are captured (the configuration's allow-list). */
+  public boolean hasExtras() {
+    return names.size() > DEFAULTS.size();
+  }
+
   /** The names, index = id. */
   public List<String> names() {
     return names;

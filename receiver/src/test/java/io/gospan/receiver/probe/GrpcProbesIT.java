@@ -163,6 +163,7 @@ class GrpcProbesIT {
         assertThat(pc.readFailed()).isZero();
         assertThat(pc.unknownItab()).isZero();
         assertThat(pc.hits()).isEqualTo(pc.eventsSent());
+        assertThat(pc.skipped()).isZero(); // an extra header name: response headers are wanted
       });
       assertThat(session.probes.malformedRecords()).isZero();
     }
@@ -177,6 +178,39 @@ class GrpcProbesIT {
   @Test
   void unaryCallsYieldTheDesignSequenceWithHeadersAndMirroredSockets() throws Exception {
     checkUnary(examples);
+  }
+
+  /**
+   * With the default header names the response headers before the trailers are not recorded:
+   * each side's hit on them returns early (2 of a unary call's 6 hits), and spans still get
+   * their start and end.
+   */
+  @Test
+  void byDefaultResponseHeadersBeforeTheTrailersAreSkipped() throws Exception {
+    try (ProbeSession session = new ProbeSession(HeaderNames.defaults())
+            .trace(examples.resolve("greeter-server")).trace(examples.resolve("greeter-client"));
+        ExampleApps.Server s = ExampleApps.startServer(examples)) {
+      ExampleApps.runClient(examples, s.address(), "-rpc", "unary", "-n", "3");
+      ExampleApps.runClient(examples, s.address(), "-rpc", "unary", "-fail-code", "NOT_FOUND");
+      List<Stream> all = streams(session.pollUntil(endsSeen(4, 4), 10_000));
+      List<Stream> clients = all.stream().filter(x -> x.side() == Side.CLIENT).collect(Collectors.toList());
+      assertThat(clients).hasSize(4);
+      assertThat(all).hasSize(8);
+      for (Stream c : clients) {
+        Stream sv = peer(c, all);
+        assertThat(c.shape()).isEqualTo(CLIENT_TRAILERS_ONLY); // request headers, trailers
+        assertThat(sv.shape()).isEqualTo(SERVER_TRAILERS_ONLY);
+        assertThat(c.last().header("grpc-status")).isEqualTo(sv.last().header("grpc-status"));
+      }
+      Map<GrpcProbe, ProbeCounters> counters = session.probes.counters();
+      // the 3 OK calls had response headers before their trailers, on each side
+      assertThat(counters.get(GrpcProbe.LOOPY_WRITER_WRITE_HEADER).skipped()).isEqualTo(3);
+      assertThat(counters.get(GrpcProbe.HTTP2_CLIENT_OPERATE_HEADERS).skipped()).isEqualTo(3);
+      assertThat(counters.get(GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS).skipped()).isZero();
+      for (GrpcProbe p : List.of(GrpcProbe.LOOPY_WRITER_WRITE_HEADER, GrpcProbe.HTTP2_CLIENT_OPERATE_HEADERS, GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS)) {
+        assertThat(counters.get(p).hits()).as("%s", p).isEqualTo(counters.get(p).eventsSent() + counters.get(p).skipped());
+      }
+    }
   }
 
   @Test

@@ -22,10 +22,17 @@ final class ProbeSession implements AutoCloseable {
   final List<byte[]> raw = Collections.synchronizedList(new ArrayList<>());
   final GrpcProbes probes;
 
+  /** An extra header name, so every event is recorded (response headers before the trailers too). */
+  static final HeaderNames ALL_EVENTS = HeaderNames.of(List.of("x-gospan-test"));
+
   ProbeSession() {
+    this(ALL_EVENTS);
+  }
+
+  ProbeSession(HeaderNames names) {
     probes =
         GrpcProbes.open(
-            HeaderNames.defaults(),
+            names,
             1 << 24,
             events::add,
             (pid, exe) -> { },

@@ -45,7 +45,10 @@ class WriteHeaderProbeIT {
         GoTruth.fileOffset(GoTruth.query(server, List.of(WRITE_HEADER), List.of()), WRITE_HEADER);
     List<EventRecord> records = new ArrayList<>();
 
-    try (BpfObject obj = BpfObject.openResource("grpc.bpf.o").load()) {
+    BpfObject object = BpfObject.openResource("grpc.bpf.o");
+    // every writeHeader is recorded: the server's response headers too (else skipped, counted)
+    object.setGlobal("capture_response_headers", new byte[] {1});
+    try (BpfObject obj = object.load()) {
       BpfMap offsets = obj.map("go_offsets_by_exe");
       offsets.update(ExeKey.of(server).toBytes(), TruthOffsets.forBinary(server).toBytes(), BpfMap.BPF_ANY);
       offsets.update(ExeKey.of(client).toBytes(), TruthOffsets.forBinary(client).toBytes(), BpfMap.BPF_ANY);
