@@ -90,6 +90,25 @@ _Static_assert(GOSPAN_VALUE_LEN == 124 && GOSPAN_NAME_LEN == 32 && sizeof(struct
 #define VERIFIER_CLAMP(var, max) \
 	asm volatile("if %[v] <= " #max " goto +1; %[v] = " #max : [v] "+r"(var))
 
+/* A kfunc of kernels >= 6.2: a kernel address as a read-only BTF pointer, so the kernel
+ * structs behind it are read with direct loads instead of one bpf_probe_read_kernel each
+ * (~0.1 us per call here). Weak: NULL where the kernel lacks it (then the CO-RE path runs). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+#ifndef bpf_ksym_exists /* libbpf >= 1.2 defines it */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
+/* Decided at load time (CO-RE): the fast paths of newer kernels. GOSPAN_COMPAT_ONLY builds the
+ * object older kernels run (bpf/Makefile: a test object, so the fallback stays verified). */
+#ifdef GOSPAN_COMPAT_ONLY
+#define HAVE_BTF_TASK 0
+#define HAVE_RDONLY_CAST 0
+#else
+#define HAVE_BTF_TASK bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
+#define HAVE_RDONLY_CAST bpf_ksym_exists(bpf_rdonly_cast)
+#endif
+
 static __always_inline void count(enum gospan_probe probe, enum gospan_counter counter)
 {
 	__u32 key = probe * COUNTER_COUNT + counter;
@@ -102,7 +121,7 @@ static __always_inline void count(enum gospan_probe probe, enum gospan_counter c
 /* The offsets of the current task's executable, or NULL; fills *key. */
 static __always_inline const struct go_offsets *current_offsets(struct exe_key *key)
 {
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+	if (HAVE_BTF_TASK) {
 		/* Kernel >= 5.11: the task as a BTF pointer, read with direct loads (each load a
 		 * plain instruction guarded by the exception table) instead of one
 		 * bpf_probe_read_kernel call per pointer hop: ~0.6 us less per hit, measured. */
@@ -144,14 +163,6 @@ struct go_iface {
 	__u64 data;
 };
 
-/* A kfunc of kernels >= 6.2: a kernel address as a read-only BTF pointer, so the kernel
- * structs behind it are read with direct loads instead of one bpf_probe_read_kernel each
- * (~0.1 us per call here). Weak: NULL where the kernel lacks it (then the CO-RE path runs). */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-#ifndef bpf_ksym_exists /* libbpf >= 1.2 defines it */
-#define bpf_ksym_exists(sym) (!!(sym))
-#endif
 
 /* The socket 4-tuple of e->fd, through BTF pointers (kernel >= 6.2). */
 static __always_inline void read_socket_btf(struct header_event *e)
@@ -242,8 +253,7 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct go_o
 
 	/* fd -> struct file -> struct socket -> struct sock, in the kernel: the 4-tuple as it
 	 * is now, with no race against a process that exits or reuses the fd number. */
-	if (bpf_ksym_exists(bpf_rdonly_cast) &&
-	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+	if (HAVE_BTF_TASK && HAVE_RDONLY_CAST) {
 		read_socket_btf(e);
 		return;
 	}

@@ -105,7 +105,18 @@ public final class GrpcProbes implements AutoCloseable {
       Consumer<HeaderEvent> sink,
       HeaderEventDecoder.NewProcessListener newProcesses,
       RingBuffer.RecordHandler rawTap) {
-    BpfObject obj = BpfObject.openResource(OBJECT);
+    return open(OBJECT, names, ringBufferBytes, sink, newProcesses, rawTap);
+  }
+
+  /** As above, from another build of grpc.bpf.c under {@link BpfObject#RESOURCE_DIR} (tests). */
+  static GrpcProbes open(
+      String object,
+      HeaderNames names,
+      int ringBufferBytes,
+      Consumer<HeaderEvent> sink,
+      HeaderEventDecoder.NewProcessListener newProcesses,
+      RingBuffer.RecordHandler rawTap) {
+    BpfObject obj = BpfObject.openResource(object);
     try {
       obj.map("events").setMaxEntries(ringBufferBytes);
       obj.setGlobal(

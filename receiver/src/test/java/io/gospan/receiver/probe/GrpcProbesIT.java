@@ -98,6 +98,11 @@ class GrpcProbesIT {
 
   /** Runs unary calls (3 OK, 1 NOT_FOUND, 1 INTERNAL) against a traced server and checks every event. */
   static void checkUnary(Path dir, String... serverAndClientTlsFlags) throws Exception {
+    checkUnary(ProbeSession::new, dir, serverAndClientTlsFlags);
+  }
+
+  static void checkUnary(java.util.function.Supplier<ProbeSession> sessions, Path dir, String... serverAndClientTlsFlags)
+      throws Exception {
     Path server = dir.resolve("greeter-server");
     Path client = dir.resolve("greeter-client");
     boolean tls = serverAndClientTlsFlags.length > 0;
@@ -106,7 +111,7 @@ class GrpcProbesIT {
         tls ? new String[] {"-tls", "-tls-cert", certs.resolve("server.pem").toString(), "-tls-key", certs.resolve("server-key.pem").toString()}
             : new String[0];
     List<String> tlsClient = tls ? List.of("-tls", "-ca", certs.resolve("ca.pem").toString()) : List.of();
-    try (ProbeSession session = new ProbeSession().trace(server).trace(client);
+    try (ProbeSession session = sessions.get().trace(server).trace(client);
         ExampleApps.Server s = ExampleApps.startServer(dir, serverFlags)) {
       ExampleApps.runClient(dir, s.address(), concat(tlsClient, "-rpc", "unary", "-n", "3"));
       ExampleApps.runClient(dir, s.address(), concat(tlsClient, "-rpc", "unary", "-fail-code", "NOT_FOUND"));
@@ -211,6 +216,16 @@ class GrpcProbesIT {
         assertThat(counters.get(p).hits()).as("%s", p).isEqualTo(counters.get(p).eventsSent() + counters.get(p).skipped());
       }
     }
+  }
+
+  /**
+   * Kernels without a BTF task pointer (< 5.11) or bpf_rdonly_cast (< 6.2) run the CO-RE
+   * fallback paths of grpc.bpf.c; this kernel would pick the fast paths, so a build with only
+   * the fallbacks is loaded and must trace the same.
+   */
+  @Test
+  void theFallbackPathsForOlderKernelsTraceTheSame() throws Exception {
+    checkUnary(() -> new ProbeSession("test/grpc_compat.bpf.o", ProbeSession.ALL_EVENTS), examples, "tls");
   }
 
   @Test

@@ -30,8 +30,14 @@ final class ProbeSession implements AutoCloseable {
   }
 
   ProbeSession(HeaderNames names) {
+    this(GrpcProbes.OBJECT, names);
+  }
+
+  /** With another build of grpc.bpf.c (e.g. {@code test/grpc_compat.bpf.o}). */
+  ProbeSession(String object, HeaderNames names) {
     probes =
         GrpcProbes.open(
+            object,
             names,
             1 << 24,
             events::add,
