@@ -351,7 +351,10 @@ public final class CatalogGenerator {
         + "older than the oldest, or inside a range where the value changed between two observations: not\n"
         + "covered; the binary's DWARF is used, and a stripped binary is reported `unsupported: ...` with the\n"
         + "reason. Binaries without module versions (GOPATH builds, replaced modules, development\n"
-        + "toolchains) use DWARF only.\n\n");
+        + "toolchains) use DWARF only.\n\n"
+        + "Not in the catalog yet: the fields of the ServeHTTP path (gRPC served by x/net's or net/http's\n"
+        + "HTTP/2 server, h2c's `bufConn`). They come from DWARF only, so a stripped binary gets no server\n"
+        + "spans for gRPC it serves through `ServeHTTP` (`gospan inspect` says so).\n\n");
     JsonNode secs = catalog.path("sections");
     b.append("## Stripped binaries: what the catalog covers\n\n");
     b.append("| | from | to |\n|---|---|---|\n");

@@ -97,8 +97,13 @@ public final class Sidecar implements AutoCloseable {
   public static Sidecar start(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
     Sidecar s = new Sidecar(options, events, listener);
     try {
-      s.probes.watchExecs(pid -> s.tasks.offer(() -> s.tracer.execed(pid))); // full: the next scan finds them
+      s.probes.watchExecs(pid -> {
+        if (!s.tasks.offer(() -> s.tracer.execed(pid))) {
+          s.tracer.execNoticeLost(); // the next scan finds it
+        }
+      });
       s.execsWatched = true;
+      s.tracer.execNoticesOn();
     } catch (io.gospan.receiver.bpf.BpfException e) {
       LOG.warn("no exec notices ({}): new processes are found by the /proc scan alone, every {} ms",
           e.getMessage(), options.scanInterval().toMillis());

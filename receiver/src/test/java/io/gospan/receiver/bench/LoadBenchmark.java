@@ -63,9 +63,12 @@ public final class LoadBenchmark {
           without.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
           Process gospan = startGospan(jar, config);
           try {
-            // one call so the client binary is known too, then let the sidecar settle
+            // one call so the client binary is known too; then a warm-up load so the measured
+            // run sees the sidecar's steady state (a sidecar runs for days), not its JIT compiling
             ExampleApps.runClient(dir, server.address(), "-n", "1");
             Thread.sleep(1500);
+            ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
+            Thread.sleep(1000);
             if (idleRss == 0) {
               idleRss = rssKb(gospan.pid());
             }
