@@ -48,7 +48,7 @@ public final class Sidecar implements AutoCloseable {
     }
 
     public static Options defaults() {
-      return new Options(HeaderNames.defaults(), 1 << 24, Duration.ofMillis(500), ProcessSelector.all(), ProcFs.system(), 4096);
+      return new Options(HeaderNames.defaults(), 1 << 22, Duration.ofMillis(500), ProcessSelector.all(), ProcFs.system(), 4096);
     }
   }
 
