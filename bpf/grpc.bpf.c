@@ -163,7 +163,6 @@ struct go_iface {
 	__u64 data;
 };
 
-
 /* The socket 4-tuple of e->fd, through BTF pointers (kernel >= 6.2). */
 static __always_inline void read_socket_btf(struct header_event *e)
 {
@@ -304,15 +303,6 @@ struct go_string {
 	__s64 len;
 };
 
-/*
- * Copies the wanted fields of a []hpack.HeaderField into e->fields. Names are looked up
- * in `header_names`; values of other fields are never read.
- *
- * The loop bound and the slot index are kept in the record (map memory) and read
- * back each iteration rather than held in registers: the verifier then sees the same
- * bounded unknown value on every path instead of one state per (iteration, captured,
- * bound) combination, which grows cubically and exceeded its 1M-instruction budget.
- */
 /* The frame and header field layout of one copy of x/net http2 (grpc-go's, or a server's). */
 struct frame_offs {
 	__s32 mhf_headers_frame, mhf_fields, flags, stream_id, hf_size, hf_name, hf_value;
@@ -360,6 +350,15 @@ struct {
 	__type(value, struct fields_buf);
 } fields_scratch SEC(".maps");
 
+/*
+ * Copies the wanted fields of a []hpack.HeaderField into e->fields. Names are looked up
+ * in `header_names`; values of other fields are never read.
+ *
+ * The loop bound and the slot index are kept in the record (map memory) and read
+ * back each iteration rather than held in registers: the verifier then sees the same
+ * bounded unknown value on every path instead of one state per (iteration, captured,
+ * bound) combination, which grows cubically and exceeded its 1M-instruction budget.
+ */
 static __always_inline void read_fields(enum gospan_probe probe, const struct frame_offs *off,
 					__u64 fields, __s64 n, struct header_event *e)
 {
