@@ -907,7 +907,8 @@ int raw_tp_sched_process_exec(void *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	/* A full buffer drops the notice; the periodic /proc scan still finds the process. */
-	bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), 0);
+	/* A full buffer drops the notice; the periodic /proc scan still finds the process. No
+	 * wakeup: user space drains this buffer on its 20 ms timer, and a wakeup is a self-IPI. */
+	bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP);
 	return 0;
 }
