@@ -79,6 +79,10 @@ const volatile __u64 wakeup_bytes = 0;
  * Without them those 2 of a unary call's 6 hits return after a few reads. Set before load. */
 const volatile __u8 capture_response_headers = 0;
 
+/* The id of `content-type` in `header_names` (set before load): an HTTP/2 server's request
+ * is recorded only when it is gRPC. */
+const volatile __u8 content_type_id = 255;
+
 /* Record types reach BTF only if a symbol uses them: this keeps them in the object's
  * BTF so the Java layouts can be checked against it. */
 const volatile struct header_event *unused_header_event __attribute__((unused));
@@ -568,10 +572,49 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
  * HTTP/2 server's processHeaders on the ServeHTTP path. `conn` is the address of the
  * connection's net.Conn interface inside the receiver (t.conn, sc.conn).
  */
+/* Streams an HTTP/2 server (the ServeHTTP path) received as gRPC requests, until their
+ * trailers: the trailers of other requests (a REST endpoint on the same server) are not
+ * recorded. */
+struct server_stream_key {
+	__u32 tgid;
+	__u32 stream_id;
+	__u64 sc; /* the *serverConn */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* gRPC streams open at once; an evicted one ends by timeout */
+	__type(key, struct server_stream_key);
+	__type(value, __u8);
+} grpc_server_streams SEC(".maps");
+
+/* Whether the record's captured content-type is gRPC's: application/grpc, optionally
+ * followed by "+codec" or ";parameters". */
+static __always_inline int grpc_content_type(const struct header_event *e)
+{
+	const char *want = "application/grpc"; /* 16 bytes */
+
+	for (int i = 0; i < GOSPAN_MAX_FIELDS; i++) {
+		if (i >= e->field_count)
+			break;
+		const struct header_field *f = &e->fields[i];
+
+		if (f->name_id != content_type_id || f->value_len < 16)
+			continue;
+#pragma unroll
+		for (int j = 0; j < 16; j++) {
+			if (f->value[j] != want[j])
+				return 0;
+		}
+		return f->value_len == 16 || f->value[16] == '+' || f->value[16] == ';';
+	}
+	return 0;
+}
+
 static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_probe probe, __u8 side,
 					       const struct go_offsets *off, const struct exe_key *exe,
 					       const struct go_loc *t_loc, const struct go_loc *frame_loc,
-					       __s32 conn_off, const struct frame_offs *fo)
+					       __s32 conn_off, const struct frame_offs *fo, int grpc_only)
 {
 	struct header_event *e;
 	__u64 t = 0, frame = 0, headers_frame = 0;
@@ -601,8 +644,18 @@ static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_
 	e->stream_id = stream_id;
 	if (flags & HTTP2_FLAG_END_STREAM)
 		e->flags |= EVENT_END_STREAM;
-	read_conn(probe, off, t + conn_off, e);
 	read_fields(probe, fo, fields.ptr, fields.len, e);
+	if (grpc_only) {
+		struct server_stream_key k = {.tgid = e->pid, .stream_id = stream_id, .sc = t};
+		__u8 one = 1;
+
+		if (!grpc_content_type(e)) {
+			count(probe, COUNTER_SKIPPED);
+			return 0;
+		}
+		bpf_map_update_elem(&grpc_server_streams, &k, &one, BPF_ANY);
+	}
+	read_conn(probe, off, t + conn_off, e);
 	send(probe, e);
 	return 0;
 }
@@ -623,9 +676,9 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 
 	if (side == SIDE_CLIENT)
 		return headers_frame_event(ctx, probe, side, off, &exe, &off->client_operate_headers_t,
-					   &off->client_operate_headers_frame, off->http2_client_conn, &fo);
+					   &off->client_operate_headers_frame, off->http2_client_conn, &fo, 0);
 	return headers_frame_event(ctx, probe, side, off, &exe, &off->server_operate_headers_t,
-				   &off->server_operate_headers_frame, off->http2_server_conn, &fo);
+				   &off->server_operate_headers_frame, off->http2_server_conn, &fo, 0);
 }
 
 SEC("uprobe")
@@ -690,7 +743,7 @@ static __always_inline int process_headers(struct pt_regs *ctx, int nethttp)
 	struct frame_offs fo = server_frame_offs(h);
 
 	return headers_frame_event(ctx, probe, SIDE_SERVER, off, &exe, &h->process_headers_sc,
-				   &h->process_headers_f, h->server_conn_conn, &fo);
+				   &h->process_headers_f, h->server_conn_conn, &fo, 1);
 }
 
 /* The connection's hpack encoder, from a writeContext interface's data word (*serverConn). */
@@ -733,6 +786,13 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 		count(probe, COUNTER_READ_FAILED);
 		return 0;
 	}
+	struct server_stream_key sk = {.tgid = key.tgid, .stream_id = stream_id, .sc = sc};
+
+	if (!bpf_map_lookup_elem(&grpc_server_streams, &sk)) {
+		count(probe, COUNTER_SKIPPED); /* not a gRPC request's stream */
+		return 0;
+	}
+	bpf_map_delete_elem(&grpc_server_streams, &sk);
 	e = bpf_map_lookup_elem(&event_scratch, &zero);
 	if (!e)
 		return 0;

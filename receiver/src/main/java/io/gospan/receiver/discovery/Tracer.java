@@ -345,6 +345,10 @@ public final class Tracer implements AutoCloseable {
           LOG.info("{} serves gRPC through {}'s HTTP/2 server (ServeHTTP): {} attached",
               binary.path(), server == Probe.HttpServer.XNET ? "x/net" : "net/http", writeField);
         } catch (BpfException e) {
+          if (!Files.exists(p.get().exe())) {
+            LOG.debug("pid {} exited while attaching {}", candidate, writeField);
+            continue; // another process of the binary, or the next gRPC request, will do
+          }
           attachFailures.increment();
           synchronized (binary) {
             binary.deferred.remove(writeField);

@@ -130,6 +130,8 @@ public final class GrpcProbes implements AutoCloseable {
           ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(ringBufferBytes / 4).array());
       // Response headers before the trailers matter only for extra (allow-listed) metadata.
       obj.setGlobal("capture_response_headers", new byte[] {(byte) (names.hasExtras() ? 1 : 0)});
+      // An HTTP/2 server's requests are recorded only when their content-type is gRPC's.
+      obj.setGlobal("content_type_id", new byte[] {(byte) names.names().indexOf("content-type")});
       obj.load();
       return new GrpcProbes(obj, names, sink, newProcesses, rawTap);
     } catch (RuntimeException e) {

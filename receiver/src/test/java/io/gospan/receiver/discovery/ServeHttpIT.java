@@ -134,11 +134,43 @@ class ServeHttpIT {
       assertThat(clientStart.sockets().local()).isEqualTo(last.sockets().remote());
       assertThat(clientStart.sockets().remote()).isEqualTo(last.sockets().local());
 
+      if (server == Probe.HttpServer.NETHTTP) {
+        // a plain HTTP/2 request (not gRPC) to the same server: no event, counted as skipped
+        long skippedBefore = sidecar.probes().counters().get(GrpcProbe.NETHTTP_PROCESS_HEADERS).skipped();
+        int before = events.size();
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newBuilder()
+            .version(java.net.http.HttpClient.Version.HTTP_2).sslContext(trusting(certs.resolve("ca.pem"))).build()
+            .send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("https://" + s.address() + "/healthz")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.version()).isEqualTo(java.net.http.HttpClient.Version.HTTP_2);
+        await(() -> sidecar.probes().counters().get(GrpcProbe.NETHTTP_PROCESS_HEADERS).skipped() > skippedBefore,
+            "the plain request's processHeaders hit skipped");
+        Thread.sleep(200);
+        synchronized (events) {
+          assertThat(events.subList(before, events.size())).noneMatch(e -> e.pid() == s.pid());
+        }
+      }
       var counters = sidecar.probes().counters();
       GrpcProbe wf = GrpcProbe.valueOf(writeField.name());
       assertThat(counters.get(wf).hits()).as("WriteField hits").isPositive();
       assertThat(counters.get(wf).readFailed()).isZero();
     }
+  }
+
+  /** A TLS context trusting only the examples' CA. */
+  static javax.net.ssl.SSLContext trusting(Path caPem) throws Exception {
+    java.security.cert.Certificate ca;
+    try (var in = java.nio.file.Files.newInputStream(caPem)) {
+      ca = java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in);
+    }
+    java.security.KeyStore ks = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+    ks.load(null, null);
+    ks.setCertificateEntry("ca", ca);
+    javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(ks);
+    javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+    ctx.init(null, tmf.getTrustManagers(), null);
+    return ctx;
   }
 
   static long serverEnds(List<HeaderEvent> events, long pid) {
