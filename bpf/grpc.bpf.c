@@ -30,6 +30,18 @@ struct {
 	__type(value, struct go_offsets);
 } go_offsets_by_exe SEC(".maps");
 
+/* The same offsets in slots, one per traced binary, found through the uprobe's attach cookie:
+ * (generation << 32) | (slot + 1), 0 for none. A hit then finds its binary with an array lookup
+ * instead of walking task->mm->exe_file->f_inode and hashing the key (~0.25 us per hit,
+ * measured). The generation tells a slot reused for another binary from the one a link was
+ * attached for. Kernels without attach cookies (< 5.15) use go_offsets_by_exe. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct binary);
+} binaries SEC(".maps");
+
 /* The header names whose values are captured, NUL-padded, mapped to the id user space
  * decodes them by. Filled by user space: the defaults spans need plus the configured
  * allow-list; never credentials. */
@@ -62,9 +74,22 @@ struct {
 	__type(value, __u64);
 } probe_counters SEC(".maps");
 
-/* Bit n set: some name in `header_names` is n bytes long. Set by user space before load;
- * lets most fields skip the map lookup. */
-const volatile __u32 header_name_lengths = 0;
+/* Bit n set: some name in `header_names` that a request (or a response: headers, trailers)
+ * carries is n bytes long. Set by user space before load; a field of another length is skipped
+ * without reading its name (a read and a lookup each cost ~0.1 us here): on a request,
+ * :method and :scheme (7 bytes, like :status) and content-type (12, like grpc-message) are
+ * never read by default. */
+const volatile __u32 request_name_lengths = 0;
+const volatile __u32 response_name_lengths = 0;
+
+/* The lengths to read names of, for headers a side receives (or sends, `sending`). */
+static __always_inline __u32 name_lengths(__u8 side, int sending)
+{
+	if (side == SIDE_UNKNOWN)
+		return request_name_lengths | response_name_lengths;
+	/* a client sends requests and receives responses; a server the other way round */
+	return (side == SIDE_CLIENT) == !!sending ? request_name_lengths : response_name_lengths;
+}
 
 /* Bytes waiting in `events` above which a record wakes the reader. Below it, records are
  * submitted without a wakeup and the reader drains the buffer on its own short timer: a
@@ -108,7 +133,9 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 #ifdef GOSPAN_COMPAT_ONLY
 #define HAVE_BTF_TASK 0
 #define HAVE_RDONLY_CAST 0
+#define HAVE_ATTACH_COOKIE 0
 #else
+#define HAVE_ATTACH_COOKIE bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_attach_cookie)
 #define HAVE_BTF_TASK bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
 #define HAVE_RDONLY_CAST bpf_ksym_exists(bpf_rdonly_cast)
 #endif
@@ -122,9 +149,26 @@ static __always_inline void count(enum gospan_probe probe, enum gospan_counter c
 		*value += 1; /* per-CPU slot: no atomic needed */
 }
 
-/* The offsets of the current task's executable, or NULL; fills *key. */
-static __always_inline const struct go_offsets *current_offsets(struct exe_key *key)
+/* The offsets of the binary the probe was attached to (the current task's executable), or
+ * NULL; fills *key. */
+static __always_inline const struct go_offsets *current_offsets(struct pt_regs *ctx, struct exe_key *key)
 {
+	if (HAVE_ATTACH_COOKIE) {
+		__u64 cookie = bpf_get_attach_cookie(ctx);
+		__u32 slot = (__u32)cookie;
+
+		if (slot) {
+			__u32 index = slot - 1;
+			const struct binary *b = bpf_map_lookup_elem(&binaries, &index);
+
+			if (b && b->generation == cookie >> 32) {
+				*key = b->exe;
+				return &b->offsets;
+			}
+			/* the slot was freed (and maybe given to another binary) after this link was
+			 * attached: the executable decides */
+		}
+	}
 	if (HAVE_BTF_TASK) {
 		/* Kernel >= 5.11: the task as a BTF pointer, read with direct loads (each load a
 		 * plain instruction guarded by the exception table) instead of one
@@ -364,7 +408,7 @@ struct {
  * bound) combination, which grows cubically and exceeded its 1M-instruction budget.
  */
 static __always_inline void read_fields(enum gospan_probe probe, const struct frame_offs *off,
-					__u64 fields, __s64 n, struct header_event *e)
+					__u64 fields, __s64 n, __u32 lengths, struct header_event *e)
 {
 	char name[GOSPAN_NAME_LEN];
 	struct go_string s;
@@ -404,7 +448,7 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 		__u64 at = ((__u64)i * hf_size + off->hf_name) & (FIELDS_BUF_LEN - 1);
 
 		__builtin_memcpy(&s, &buf->bytes[at], sizeof(s));
-		if (s.len <= 0 || s.len >= GOSPAN_NAME_LEN || !(header_name_lengths & (1u << s.len)))
+		if (s.len <= 0 || s.len >= GOSPAN_NAME_LEN || !(lengths & (1u << s.len)))
 			continue;
 		__builtin_memset(name, 0, sizeof(name));
 		__u64 name_len = s.len;
@@ -440,6 +484,37 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 		f->value_len = len;
 		e->field_count = slot + 1;
 	}
+}
+
+/*
+ * Two members of one Go struct at `base`, in one bpf_probe_read_user when they lie within
+ * READ_WINDOW bytes of each other (a read costs ~0.1 us here whatever its size up to a few
+ * hundred bytes), else in two. Sizes are constants <= 16. Uses `fields_scratch`. 0 on success.
+ */
+#define READ_WINDOW 64
+static __always_inline int read_members(__u64 base, __s32 off_a, void *a, __u32 size_a, __s32 off_b, void *b,
+					__u32 size_b)
+{
+	__u32 zero = 0;
+	struct fields_buf *buf = bpf_map_lookup_elem(&fields_scratch, &zero);
+	__s64 lo = off_a < off_b ? off_a : off_b;
+	__s64 end_a = (__s64)off_a + size_a, end_b = (__s64)off_b + size_b;
+	__s64 hi = end_a > end_b ? end_a : end_b;
+
+	if (off_a < 0 || off_b < 0)
+		return -1;
+	if (!buf || hi - lo > READ_WINDOW)
+		return bpf_probe_read_user(a, size_a, (void *)(base + off_a)) ||
+		       bpf_probe_read_user(b, size_b, (void *)(base + off_b));
+	__u64 n = hi - lo;
+
+	VERIFIER_CLAMP(n, 64); /* READ_WINDOW */
+	if (n == 0 || bpf_probe_read_user(buf->bytes, n, (void *)(base + lo)))
+		return -1;
+	/* below READ_WINDOW; the mask shows it to the verifier */
+	__builtin_memcpy(a, &buf->bytes[(off_a - lo) & (READ_WINDOW - 1)], size_a);
+	__builtin_memcpy(b, &buf->bytes[(off_b - lo) & (READ_WINDOW - 1)], size_b);
+	return 0;
 }
 
 static __always_inline void init_event(struct header_event *e, enum gospan_probe probe, __u8 side,
@@ -516,7 +591,7 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	struct exe_key exe = {};
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(&exe);
+	off = current_offsets(ctx, &exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -562,7 +637,7 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	}
 	struct frame_offs fo = grpc_frame_offs(off);
 
-	read_fields(probe, &fo, hf, (__s64)hf_len, e);
+	read_fields(probe, &fo, hf, (__s64)hf_len, name_lengths(side, 1), e);
 	send(probe, e);
 	return 0;
 }
@@ -587,6 +662,8 @@ struct {
 	__type(key, struct server_stream_key);
 	__type(value, __u8);
 } grpc_server_streams SEC(".maps");
+
+#define CONTENT_TYPE_LEN 12 /* strlen("content-type") */
 
 /* Whether the record's captured content-type is gRPC's: application/grpc, optionally
  * followed by "+codec" or ";parameters". */
@@ -625,11 +702,12 @@ static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_
 	__u8 flags = 0;
 	__u32 stream_id = 0;
 
+	/* MetaHeadersFrame{*HeadersFrame, Fields}, then FrameHeader{.., Flags, .., StreamID}: a read each */
 	if (go_read_arg(ctx, t_loc, &t) || go_read_arg(ctx, frame_loc, &frame) ||
-	    read_u64(&headers_frame, frame + fo->mhf_headers_frame) || !headers_frame ||
-	    bpf_probe_read_user(&stream_id, sizeof(stream_id), (void *)(headers_frame + fo->stream_id)) ||
-	    bpf_probe_read_user(&flags, sizeof(flags), (void *)(headers_frame + fo->flags)) ||
-	    bpf_probe_read_user(&fields, sizeof(fields), (void *)(frame + fo->mhf_fields))) {
+	    read_members(frame, fo->mhf_headers_frame, &headers_frame, sizeof(headers_frame), fo->mhf_fields, &fields,
+			 sizeof(fields)) ||
+	    !headers_frame ||
+	    read_members(headers_frame, fo->stream_id, &stream_id, sizeof(stream_id), fo->flags, &flags, sizeof(flags))) {
 		count(probe, COUNTER_READ_FAILED);
 		return 0;
 	}
@@ -644,7 +722,8 @@ static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_
 	e->stream_id = stream_id;
 	if (flags & HTTP2_FLAG_END_STREAM)
 		e->flags |= EVENT_END_STREAM;
-	read_fields(probe, fo, fields.ptr, fields.len, e);
+	/* content-type tells gRPC requests from others on an HTTP/2 server: read it there */
+	read_fields(probe, fo, fields.ptr, fields.len, name_lengths(side, 0) | (grpc_only ? 1u << CONTENT_TYPE_LEN : 0), e);
 	if (grpc_only) {
 		struct server_stream_key k = {.tgid = e->pid, .stream_id = stream_id, .sc = t};
 		__u8 one = 1;
@@ -667,7 +746,7 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 	struct exe_key exe = {};
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(&exe);
+	off = current_offsets(ctx, &exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -734,7 +813,7 @@ static __always_inline int process_headers(struct pt_regs *ctx, int nethttp)
 	struct exe_key exe = {};
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(&exe);
+	off = current_offsets(ctx, &exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -768,7 +847,7 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 	__u8 end_stream = 0;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(&exe);
+	off = current_offsets(ctx, &exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -816,7 +895,7 @@ static __always_inline int write_field(struct pt_regs *ctx, int nethttp)
 	char name_buf[GOSPAN_NAME_LEN];
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(&exe);
+	off = current_offsets(ctx, &exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -835,7 +914,7 @@ static __always_inline int write_field(struct pt_regs *ctx, int nethttp)
 	}
 	if (e->fields_total < 255)
 		e->fields_total++;
-	if (name.len <= 0 || name.len >= GOSPAN_NAME_LEN || !(header_name_lengths & (1u << name.len)))
+	if (name.len <= 0 || name.len >= GOSPAN_NAME_LEN || !(response_name_lengths & (1u << name.len)))
 		return 0;
 	__builtin_memset(name_buf, 0, sizeof(name_buf));
 	__u64 name_len = name.len;
@@ -887,7 +966,7 @@ static __always_inline int write_header_block(struct pt_regs *ctx, int nethttp)
 	__u64 sc = 0;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(&exe);
+	off = current_offsets(ctx, &exe);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;

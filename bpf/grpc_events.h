@@ -155,6 +155,14 @@ struct go_offsets {
 };
 _Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128, "struct go_offsets is 440 bytes");
 
+/* A slot of the `binaries` map: a traced binary's offsets, found by the uprobe's attach cookie. */
+struct binary {
+	struct exe_key exe;
+	__u64 generation; /* the cookie's upper 32 bits; 0: the slot is free */
+	struct go_offsets offsets;
+};
+_Static_assert(sizeof(struct binary) == 464, "struct binary is 464 bytes");
+
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
 	EVENT_CONN_UNKNOWN = 1 << 1,     /* the socket could not be identified */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Probe cost benchmark: BPF run time per hit of gospan's programs against an empty program
 # on the same functions, and the example client's latency with no / empty / gospan probes.
-# Usage: scripts/bench-probes.sh [calls-per-round] [rounds]   (root; prints a table)
+# Usage: scripts/bench-probes.sh [calls-per-round] [rounds] [calls-in-flight]   (root; prints a table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples/build.sh >/dev/null

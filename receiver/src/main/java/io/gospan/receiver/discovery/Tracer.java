@@ -280,7 +280,8 @@ public final class Tracer implements AutoCloseable {
       }
       try {
         BpfLink link =
-            probes.attach(ProbeOffsets.probe(probe), reachable(p), resolution.functions().get(probe).fileOffset());
+            probes.attach(
+                ProbeOffsets.probe(probe), p.key(), reachable(p), resolution.functions().get(probe).fileOffset());
         binary.links.put(probe, link);
       } catch (BpfException e) {
         attachFailures.increment();
@@ -337,7 +338,7 @@ public final class Tracer implements AutoCloseable {
           continue;
         }
         try {
-          BpfLink link = probes.attach(ProbeOffsets.probe(writeField), p.get().exe(), entry);
+          BpfLink link = probes.attach(ProbeOffsets.probe(writeField), key, p.get().exe(), entry);
           synchronized (binary) {
             binary.deferred.remove(writeField);
             binary.links.put(writeField, link);

@@ -85,6 +85,16 @@ public final class GrpcLayouts {
           .struct("nethttp", HTTP_SERVER_OFFSETS)
           .build(184 + 2 * 128);
 
+  /**
+   * {@code struct binary}: a slot of the {@code binaries} map, found by a uprobe's attach cookie
+   * {@code (generation << 32) | (slot + 1)}.
+   */
+  public static final StructLayout BINARY =
+      StructLayout.builder("binary").struct("exe", EXE_KEY).u64("generation").struct("offsets", GO_OFFSETS).build(464);
+
+  /** Slots of the {@code binaries} map (its {@code max_entries}). */
+  public static final int BINARY_SLOTS = 1024;
+
   /** Header fields per event ({@code GOSPAN_MAX_FIELDS}). */
   public static final int MAX_FIELDS = 10;
 
@@ -129,6 +139,6 @@ public final class GrpcLayouts {
 
   /** Every layout of the contract, for the BTF check. */
   public static List<StructLayout> all() {
-    return List.of(GO_LOC, EXE_KEY, HTTP_SERVER_OFFSETS, GO_OFFSETS, HEADER_FIELD, HEADER_EVENT);
+    return List.of(GO_LOC, EXE_KEY, HTTP_SERVER_OFFSETS, GO_OFFSETS, BINARY, HEADER_FIELD, HEADER_EVENT);
   }
 }

@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.BitSet;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -28,6 +30,11 @@ public final class GrpcProbes implements AutoCloseable {
 
   private final BpfObject object;
   private final BpfMap offsets;
+  private final BpfMap binaries;
+  /** The attach cookie of each binary that has a slot in {@code binaries}; guarded by itself. */
+  private final Map<ExeKey, Long> cookies = new HashMap<>();
+  private final BitSet usedSlots = new BitSet(GrpcLayouts.BINARY_SLOTS);
+  private long generation;
   private final BpfMap counters;
   private final HeaderEventDecoder decoder;
   private final RingBuffer ringBuffer;
@@ -54,6 +61,7 @@ public final class GrpcProbes implements AutoCloseable {
       RingBuffer.RecordHandler rawTap) {
     this.object = object;
     this.offsets = object.map("go_offsets_by_exe");
+    this.binaries = object.map("binaries");
     this.counters = object.map("probe_counters");
     this.decoder = new HeaderEventDecoder(names, newProcesses);
     BpfMap nameMap = object.map("header_names");
@@ -120,8 +128,11 @@ public final class GrpcProbes implements AutoCloseable {
     try {
       obj.map("events").setMaxEntries(ringBufferBytes);
       obj.setGlobal(
-          "header_name_lengths",
-          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.lengthMask()).array());
+          "request_name_lengths",
+          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.requestLengthMask()).array());
+      obj.setGlobal(
+          "response_name_lengths",
+          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.responseLengthMask()).array());
       // Records wake the reader only once a quarter of the buffer waits; otherwise the reader
       // drains on its own timer (see poll): a wakeup per record costs the traced program more
       // than the rest of the probe.
@@ -173,14 +184,50 @@ public final class GrpcProbes implements AutoCloseable {
     l.grpcServed(EventRecord.decode(record).exe(), server, e.pid());
   }
 
-  /** Makes the programs trace processes running the binary {@code key}, with these offsets. */
+  /**
+   * Makes the programs trace processes running the binary {@code key}, with these offsets: in
+   * {@code go_offsets_by_exe}, and in a slot of {@code binaries} that the probes {@link #attach}
+   * then attaches find through their cookie (while slots last: then by the executable, slower).
+   */
   public void putBinary(ExeKey key, GoOffsets goOffsets) {
-    offsets.update(key.toBytes(), goOffsets.toBytes(), BpfMap.BPF_ANY);
+    byte[] offsetBytes = goOffsets.toBytes();
+    offsets.update(key.toBytes(), offsetBytes, BpfMap.BPF_ANY);
+    synchronized (cookies) {
+      Long cookie = cookies.get(key);
+      if (cookie == null) {
+        int slot = usedSlots.nextClearBit(0);
+        if (slot >= GrpcLayouts.BINARY_SLOTS) {
+          return;
+        }
+        usedSlots.set(slot);
+        generation = generation == 0xffffffffL ? 1 : generation + 1;
+        cookie = (generation << 32) | (slot + 1);
+        cookies.put(key, cookie);
+      }
+      ByteBuffer b = GrpcLayouts.BINARY.allocate();
+      b.put(GrpcLayouts.BINARY.offset("exe"), key.toBytes());
+      b.putLong(GrpcLayouts.BINARY.offset("generation"), cookie >>> 32);
+      b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
+      binaries.update(slotKey(cookie), b.array(), BpfMap.BPF_ANY);
+    }
   }
 
   /** Forgets a binary's offsets; returns whether it was known. */
   public boolean removeBinary(ExeKey key) {
+    synchronized (cookies) {
+      Long cookie = cookies.remove(key);
+      if (cookie != null) {
+        // generation 0: a probe still attached with this cookie finds no offsets
+        binaries.update(slotKey(cookie), GrpcLayouts.BINARY.allocate().array(), BpfMap.BPF_ANY);
+        usedSlots.clear((int) (cookie & 0xffffffffL) - 1);
+      }
+    }
     return offsets.delete(key.toBytes());
+  }
+
+  private static byte[] slotKey(long cookie) {
+    int slot = (int) (cookie & 0xffffffffL) - 1;
+    return ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(slot).array();
   }
 
   /**
@@ -188,10 +235,17 @@ public final class GrpcProbes implements AutoCloseable {
    * instruction is at {@code entryFileOffset}: placed after its stack-check prologue (see
    * {@link StackCheckPrologue}) so a call that grows the goroutine stack is seen once.
    *
+   * The probe finds the offsets {@link #putBinary} stored for {@code key} through its attach
+   * cookie.
+   *
    * @throws io.gospan.receiver.bpf.BpfException when the binary cannot be read or the kernel refuses
    */
-  public BpfLink attach(GrpcProbe probe, Path binary, long entryFileOffset) {
-    return object.program(probe.program()).attachUprobe(binary, probeFileOffset(binary, entryFileOffset), BpfProgram.ALL_PIDS, 0);
+  public BpfLink attach(GrpcProbe probe, ExeKey key, Path binary, long entryFileOffset) {
+    long cookie;
+    synchronized (cookies) {
+      cookie = cookies.getOrDefault(key, 0L);
+    }
+    return object.program(probe.program()).attachUprobe(binary, probeFileOffset(binary, entryFileOffset), BpfProgram.ALL_PIDS, cookie);
   }
 
   /**

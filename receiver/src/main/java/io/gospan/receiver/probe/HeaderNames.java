@@ -17,17 +17,19 @@ import java.util.Set;
  */
 public final class HeaderNames {
 
-  /** What spans need (DESIGN.md, "Spans"): captured by default. */
+  /**
+   * What spans need (DESIGN.md, "Spans"): captured by default. Every name read and value copied
+   * costs the traced program time on each call (docs/benchmarks.md), so nothing else is: other
+   * metadata ({@code user-agent}, {@code grpc-timeout}) only when the configuration allows it.
+   */
   public static final List<String> DEFAULTS =
       List.of(
           ":path",
           ":authority",
           ":status",
           "content-type",
-          "user-agent",
           "grpc-status",
           "grpc-message",
-          "grpc-timeout",
           "traceparent",
           "tracestate");
 
@@ -44,9 +46,11 @@ public final class HeaderNames {
           "grpc-previous-rpc-attempts-auth");
 
   private final List<String> names;
+  private final Set<String> extras;
 
-  private HeaderNames(List<String> names) {
+  private HeaderNames(List<String> names, Set<String> extras) {
     this.names = List.copyOf(names);
+    this.extras = Set.copyOf(extras);
   }
 
   /**
@@ -57,6 +61,7 @@ public final class HeaderNames {
    */
   public static HeaderNames of(Collection<String> extra) {
     Set<String> all = new LinkedHashSet<>(DEFAULTS);
+    Set<String> extras = new LinkedHashSet<>();
     for (String raw : extra) {
       String n = raw.strip();
       if (!n.equals(n.toLowerCase(Locale.ROOT)) || n.isEmpty() || !StandardCharsets.US_ASCII.newEncoder().canEncode(n)) {
@@ -70,11 +75,12 @@ public final class HeaderNames {
             "header name '" + n + "' is longer than " + (GrpcLayouts.NAME_LEN - 1) + " bytes");
       }
       all.add(n);
+      extras.add(n);
     }
     if (all.size() > 255) {
       throw new IllegalArgumentException("at most 255 header names can be captured, got " + all.size());
     }
-    return new HeaderNames(new ArrayList<>(all));
+    return new HeaderNames(new ArrayList<>(all), extras);
   }
 
   public static HeaderNames defaults() {
@@ -96,11 +102,45 @@ public final class HeaderNames {
     return id >= 0 && id < names.size() ? names.get(id) : null;
   }
 
-  /** {@code header_name_lengths}: bit n set when some name is n bytes long. */
-  public int lengthMask() {
+  /**
+   * Defaults only responses (headers, trailers) carry (gRPC over HTTP/2, PROTOCOL-HTTP2.md); the
+   * other defaults only requests carry. Names from the allow-list may be in either.
+   */
+  static final Set<String> RESPONSE_DEFAULTS = Set.of(":status", "grpc-status", "grpc-message");
+
+  /**
+   * Needed only on the ServeHTTP path, to record gRPC requests alone: the probes read it there
+   * whatever the mask says, and elsewhere only when the configuration allows it.
+   */
+  static final String CONTENT_TYPE = "content-type";
+
+  /**
+   * {@code request_name_lengths}: bit n set when some name a request may carry is n bytes long.
+   * The probes skip a request's field of another length without reading its name.
+   */
+  public int requestLengthMask() {
+    return lengthMask(true);
+  }
+
+  /** {@code response_name_lengths}: as {@link #requestLengthMask()}, for responses and trailers. */
+  public int responseLengthMask() {
+    return lengthMask(false);
+  }
+
+  private int lengthMask(boolean request) {
     int mask = 0;
     for (String n : names) {
-      mask |= 1 << n.length();
+      boolean wanted;
+      if (extras.contains(n)) {
+        wanted = true; // metadata the configuration allows: in requests or responses
+      } else if (request) {
+        wanted = !RESPONSE_DEFAULTS.contains(n) && !n.equals(CONTENT_TYPE);
+      } else {
+        wanted = RESPONSE_DEFAULTS.contains(n);
+      }
+      if (wanted) {
+        mask |= 1 << n.length();
+      }
     }
     return mask;
   }

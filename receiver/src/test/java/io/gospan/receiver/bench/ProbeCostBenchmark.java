@@ -23,8 +23,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Benchmark (not a test): what gospan's BPF programs cost per probe hit, against an empty
  * program attached to the same three functions (grpc-go's transport), measured in the same run; and the traced
- * client's latency per unary call with no probes, empty probes and gospan's probes, alternating
- * over several rounds. Needs root and kernel.bpf_stats_enabled (set here, restored after).
+ * target's CPU time (server and client, ns-exact: schedstat and getrusage) and the client's latency
+ * per unary call with no probes, empty probes and gospan's probes, alternating over several rounds.
+ * The CPU the empty probes add over none is the floor, hits × the cost of an empty uprobe hit;
+ * gospan's added CPU is compared against it per round. Needs root and kernel.bpf_stats_enabled
+ * (set here, restored after).
  *
  * <p>Run: {@code scripts/bench-probes.sh [calls-per-round] [rounds]}.
  */
@@ -40,6 +43,8 @@ public final class ProbeCostBenchmark {
   public static void main(String[] args) throws Exception {
     int calls = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    // 1: sequential calls, each hit finds cold caches; more: back-to-back hits on busy cores
+    int concurrency = args.length > 2 ? Integer.parseInt(args[2]) : 1;
     Path dir = ExampleApps.build();
     Path server = dir.resolve("greeter-server");
     Path client = dir.resolve("greeter-client");
@@ -50,6 +55,7 @@ public final class ProbeCostBenchmark {
     String statsBefore = Files.readString(Path.of("/proc/sys/kernel/bpf_stats_enabled")).strip();
     Files.writeString(Path.of("/proc/sys/kernel/bpf_stats_enabled"), "1");
     Map<Mode, List<Double>> p50 = new LinkedHashMap<>();
+    Map<Mode, List<Double>> cpuNsPerCall = new LinkedHashMap<>();
     Map<Mode, List<Double>> nsPerHit = new LinkedHashMap<>();
     Map<String, List<Double>> perProgram = new LinkedHashMap<>();
     long hitsPerCall = -1;
@@ -74,7 +80,7 @@ public final class ProbeCostBenchmark {
               for (Path b : truth.keySet()) {
                 probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b));
                 for (GrpcProbe p : TRANSPORT) {
-                  probes.attach(p, b, GoTruth.fileOffset(truth.get(b), p.function()));
+                  probes.attach(p, ExeKey.of(b), b, GoTruth.fileOffset(truth.get(b), p.function()));
                 }
               }
             }
@@ -88,8 +94,13 @@ public final class ProbeCostBenchmark {
               poller.start();
             }
             Map<String, long[]> before = progStats();
-            JsonNode r = ExampleApps.runClient(dir, s.address(), "-rpc", "unary", "-n", Integer.toString(calls));
+            long serverCpu0 = cpuNs(s.pid());
+            JsonNode r = ExampleApps.runClient(
+                dir, s.address(), "-rpc", "unary", "-n", Integer.toString(calls), "-concurrency", Integer.toString(concurrency));
+            long serverCpu = cpuNs(s.pid()) - serverCpu0;
             Map<String, long[]> after = progStats();
+            double clientCpu = (r.path("cpu_user_ms").asDouble() + r.path("cpu_sys_ms").asDouble()) * 1e6;
+            cpuNsPerCall.computeIfAbsent(mode, k -> new ArrayList<>()).add((serverCpu + clientCpu) / calls);
             poller.interrupt();
             poller.join();
             p50.computeIfAbsent(mode, k -> new ArrayList<>()).add(r.path("p50_us").asDouble());
@@ -131,14 +142,29 @@ public final class ProbeCostBenchmark {
     } finally {
       Files.writeString(Path.of("/proc/sys/kernel/bpf_stats_enabled"), statsBefore);
     }
-    System.out.printf("probe cost benchmark: %d sequential unary calls per round, %d rounds, %d cores%n",
-        calls, rounds, Runtime.getRuntime().availableProcessors());
+    System.out.printf("probe cost benchmark: %d unary calls per round, %d in flight, %d rounds, %d cores%n",
+        calls, concurrency, rounds, Runtime.getRuntime().availableProcessors());
     System.out.printf("probe hits per unary call (client + server): %d%n", hitsPerCall);
     double empty = median(nsPerHit.get(Mode.EMPTY));
     double ours = median(nsPerHit.get(Mode.GOSPAN));
     System.out.printf("BPF run time per hit (median of rounds): empty program %.0f ns, gospan %.0f ns (%.1fx)%n",
         empty, ours, ours / empty);
     perProgram.forEach((prog, v) -> System.out.printf("  %-40s %.0f ns/hit%n", prog, median(v)));
+    // per round, the CPU each mode adds over no probes; medians of those paired differences
+    List<Double> floor = new ArrayList<>();
+    List<Double> added = new ArrayList<>();
+    for (int i = 0; i < rounds; i++) {
+      double base = cpuNsPerCall.get(Mode.NONE).get(i);
+      floor.add(cpuNsPerCall.get(Mode.EMPTY).get(i) - base);
+      added.add(cpuNsPerCall.get(Mode.GOSPAN).get(i) - base);
+    }
+    System.out.printf("target CPU per call (server + client, median): no probes %.1f us, empty probes %.1f us, gospan %.1f us%n",
+        median(cpuNsPerCall.get(Mode.NONE)) / 1000, median(cpuNsPerCall.get(Mode.EMPTY)) / 1000,
+        median(cpuNsPerCall.get(Mode.GOSPAN)) / 1000);
+    System.out.printf("added CPU per call over no probes (median of rounds): empty probes %.1f us = %d hits x %.0f ns"
+            + " (the floor); gospan %.1f us (%.2fx the floor); per round: floor %s, gospan %s%n",
+        median(floor) / 1000, hitsPerCall, median(floor) / hitsPerCall, median(added) / 1000,
+        median(added) / median(floor), us(floor), us(added));
     double none = median(p50.get(Mode.NONE));
     System.out.printf("client p50 latency per call: no probes %.0f us, empty probes %.0f us (%.2fx), gospan %.0f us (%.2fx)%n",
         none, median(p50.get(Mode.EMPTY)), median(p50.get(Mode.EMPTY)) / none,
@@ -146,6 +172,25 @@ public final class ProbeCostBenchmark {
     System.out.printf("added latency per call over empty probes: %.1f us (BPF time: %d hits x %.0f ns = %.1f us)%n",
         median(p50.get(Mode.GOSPAN)) - median(p50.get(Mode.EMPTY)), hitsPerCall, ours - empty,
         hitsPerCall * (ours - empty) / 1000);
+  }
+
+  private static String us(List<Double> ns) {
+    return ns.stream().map(v -> String.format("%.1f", v / 1000)).toList().toString();
+  }
+
+  /** CPU time of every thread of a process, ns ({@code /proc/<pid>/task/<tid>/schedstat}, first field). */
+  static long cpuNs(long pid) throws java.io.IOException {
+    long sum = 0;
+    try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+      for (Path t : tasks.toList()) {
+        try {
+          sum += Long.parseLong(Files.readString(t.resolve("schedstat")).split(" ")[0]);
+        } catch (java.nio.file.NoSuchFileException e) {
+          // the thread exited meanwhile
+        }
+      }
+    }
+    return sum;
   }
 
   /** run_cnt and run_time_ns of every loaded program, by full name. */

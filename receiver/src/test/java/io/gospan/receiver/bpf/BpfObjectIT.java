@@ -64,15 +64,15 @@ class BpfObjectIT {
   @Test
   void globalsAreSetBeforeLoadAndFrozenAfter() {
     try (BpfObject obj = BpfObject.openResource("grpc.bpf.o")) {
-      obj.setGlobal("header_name_lengths", new byte[] {0x20, 0, 0, 0});
-      assertThatThrownBy(() -> obj.setGlobal("header_name_lengths", new byte[2]))
+      obj.setGlobal("request_name_lengths", new byte[] {0x20, 0, 0, 0});
+      assertThatThrownBy(() -> obj.setGlobal("request_name_lengths", new byte[2]))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("is 4 bytes");
       assertThatThrownBy(() -> obj.setGlobal("no_such_global", new byte[4]))
           .isInstanceOf(BpfException.class)
           .hasMessageContaining("no global variable 'no_such_global'");
       obj.load();
-      assertThatThrownBy(() -> obj.setGlobal("header_name_lengths", new byte[4]))
+      assertThatThrownBy(() -> obj.setGlobal("request_name_lengths", new byte[4]))
           .isInstanceOf(IllegalStateException.class);
     }
   }

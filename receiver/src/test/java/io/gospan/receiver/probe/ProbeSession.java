@@ -22,8 +22,11 @@ final class ProbeSession implements AutoCloseable {
   final List<byte[]> raw = Collections.synchronizedList(new ArrayList<>());
   final GrpcProbes probes;
 
-  /** An extra header name, so every event is recorded (response headers before the trailers too). */
-  static final HeaderNames ALL_EVENTS = HeaderNames.of(List.of("x-gospan-test"));
+  /**
+   * Extra header names, so every event is recorded (response headers before the trailers too)
+   * and allowed metadata is captured on requests (user-agent).
+   */
+  static final HeaderNames ALL_EVENTS = HeaderNames.of(List.of("x-gospan-test", "user-agent"));
 
   ProbeSession() {
     this(ALL_EVENTS);
@@ -62,7 +65,7 @@ final class ProbeSession implements AutoCloseable {
     assertThat(r.attachable()).as("%s: %s", binary, r.missing()).containsAll(Probe.grpcTransport());
     probes.putBinary(ExeKey.of(binary), ProbeOffsets.toGoOffsets(r));
     for (Probe p : r.attachable()) {
-      probes.attach(ProbeOffsets.probe(p), binary, r.functions().get(p).fileOffset());
+      probes.attach(ProbeOffsets.probe(p), ExeKey.of(binary), binary, r.functions().get(p).fileOffset());
     }
     return this;
   }

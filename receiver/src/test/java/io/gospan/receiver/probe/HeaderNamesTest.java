@@ -1,0 +1,53 @@
+package io.gospan.receiver.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Which names the probes read on requests and on responses (grpc.bpf.c {@code name_lengths}). */
+class HeaderNamesTest {
+
+  static int bits(int... lengths) {
+    int mask = 0;
+    for (int n : lengths) {
+      mask |= 1 << n;
+    }
+    return mask;
+  }
+
+  @Test
+  void byDefaultARequestsFieldsAreReadOnlyAtTheLengthsOfPathAuthorityAndTraceContext() {
+    HeaderNames names = HeaderNames.defaults();
+    // :path 5; :authority, tracestate 10; traceparent 11. Not 7 (:method, :scheme: :status is
+    // a response's) nor 12 (content-type: read on the ServeHTTP path only; grpc-message).
+    assertThat(names.requestLengthMask()).isEqualTo(bits(5, 10, 11));
+    // :status 7; grpc-status 11; grpc-message 12
+    assertThat(names.responseLengthMask()).isEqualTo(bits(7, 11, 12));
+    assertThat(names.names()).doesNotContain("user-agent", "grpc-timeout");
+    assertThat(names.hasExtras()).isFalse();
+  }
+
+  @Test
+  void allowedMetadataIsReadOnRequestsAndResponses() {
+    HeaderNames names = HeaderNames.of(List.of("x-request-id", "user-agent"));
+    assertThat(names.requestLengthMask()).isEqualTo(bits(5, 10, 11, 12));
+    assertThat(names.responseLengthMask()).isEqualTo(bits(7, 10, 11, 12));
+    assertThat(names.hasExtras()).isTrue();
+  }
+
+  @Test
+  void allowingContentTypeReadsItOnEveryRequest() {
+    HeaderNames names = HeaderNames.of(List.of("content-type"));
+    assertThat(names.requestLengthMask()).isEqualTo(bits(5, 10, 11, 12));
+    assertThat(names.names().indexOf("content-type")).isEqualTo(HeaderNames.DEFAULTS.indexOf("content-type"));
+  }
+
+  @Test
+  void credentialsAreRefused() {
+    assertThatThrownBy(() -> HeaderNames.of(List.of("authorization")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("credentials");
+  }
+}
