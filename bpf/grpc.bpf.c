@@ -150,8 +150,9 @@ static __always_inline void count(enum gospan_probe probe, enum gospan_counter c
 }
 
 /* The offsets of the binary the probe was attached to (the current task's executable), or
- * NULL; fills *key. */
-static __always_inline const struct go_offsets *current_offsets(struct pt_regs *ctx, struct exe_key *key)
+ * NULL; fills *key, and *bin (if given) with the binary's slot when found through it. */
+static __always_inline const struct go_offsets *current_offsets(struct pt_regs *ctx, struct exe_key *key,
+								struct binary **bin)
 {
 	if (HAVE_ATTACH_COOKIE) {
 		__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -159,10 +160,12 @@ static __always_inline const struct go_offsets *current_offsets(struct pt_regs *
 
 		if (slot) {
 			__u32 index = slot - 1;
-			const struct binary *b = bpf_map_lookup_elem(&binaries, &index);
+			struct binary *b = bpf_map_lookup_elem(&binaries, &index);
 
 			if (b && b->generation == cookie >> 32) {
 				*key = b->exe;
+				if (bin)
+					*bin = b;
 				return &b->offsets;
 			}
 			/* the slot was freed (and maybe given to another binary) after this link was
@@ -384,6 +387,34 @@ static __always_inline struct frame_offs server_frame_offs(const struct http_ser
 	return fo;
 }
 
+/*
+ * Header names in a binary's read-only data are known by their address. grpc-go's own header
+ * names are string literals, and so are the names hpack decodes through its static table
+ * (:path, :authority, user-agent...): their bytes sit in the binary's read-only PT_LOAD segment,
+ * which never changes and is at the same address in every process of a position-dependent
+ * binary. So a name there is read and looked up once per binary, then found in its slot's
+ * `name_cache` by address: no bpf_probe_read_user, no hash lookup. Names elsewhere (the heap:
+ * hpack's dynamic table, metadata keys) are read each time.
+ *
+ * An entry is one u64, (address << 13) | (length << 8) | id, written and read whole, so CPUs
+ * racing on a slot see an entry or its replacement, never a mix. Direct-mapped by address.
+ */
+#define NAME_NOT_WANTED 255 /* ids are 0..254 (HeaderNames: at most 255 names) */
+
+static __always_inline __u64 name_cache_value(__u64 ptr, __u64 len, __u64 id)
+{
+	return (ptr << 13) | (len << 8) | id;
+}
+
+/* The cache entry for a name at [ptr, ptr + len), or NULL when it is not in read-only data. */
+static __always_inline __u64 *name_cache_entry(struct binary *bin, __u64 ptr, __u64 len)
+{
+	/* < 2^50: the entry keeps the address whole */
+	if (!bin || ptr < bin->rodata_start || ptr + len > bin->rodata_end || ptr >= 1ULL << 50)
+		return NULL;
+	return &bin->name_cache[(ptr ^ (ptr >> 6)) & (GOSPAN_NAME_CACHE_SLOTS - 1)];
+}
+
 /* The []hpack.HeaderField array, copied from user memory in one read (a bpf_probe_read_user
  * costs ~0.1 us here; one per field header cost more than the rest of the loop). */
 #define FIELDS_BUF_LEN 2048
@@ -408,7 +439,7 @@ struct {
  * bound) combination, which grows cubically and exceeded its 1M-instruction budget.
  */
 static __always_inline void read_fields(enum gospan_probe probe, const struct frame_offs *off,
-					__u64 fields, __s64 n, __u32 lengths, struct header_event *e)
+					__u64 fields, __s64 n, __u32 lengths, struct binary *bin, struct header_event *e)
 {
 	char name[GOSPAN_NAME_LEN];
 	struct go_string s;
@@ -450,14 +481,26 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 		__builtin_memcpy(&s, &buf->bytes[at], sizeof(s));
 		if (s.len <= 0 || s.len >= GOSPAN_NAME_LEN || !(lengths & (1u << s.len)))
 			continue;
-		__builtin_memset(name, 0, sizeof(name));
-		__u64 name_len = s.len;
+		__u8 name_id = NAME_NOT_WANTED;
+		__u64 *cached = name_cache_entry(bin, s.ptr, s.len);
 
-		VERIFIER_CLAMP(name_len, 31); /* GOSPAN_NAME_LEN - 1 */
-		if (bpf_probe_read_user(name, name_len, (void *)s.ptr))
-			continue;
-		__u8 *id = bpf_map_lookup_elem(&header_names, name);
-		if (!id)
+		if (cached && *cached == name_cache_value(s.ptr, s.len, *cached & 0xff)) {
+			name_id = *cached & 0xff;
+		} else {
+			__builtin_memset(name, 0, sizeof(name));
+			__u64 name_len = s.len;
+
+			VERIFIER_CLAMP(name_len, 31); /* GOSPAN_NAME_LEN - 1 */
+			if (bpf_probe_read_user(name, name_len, (void *)s.ptr))
+				continue;
+			__u8 *id = bpf_map_lookup_elem(&header_names, name);
+
+			if (id)
+				name_id = *id;
+			if (cached)
+				*cached = name_cache_value(s.ptr, s.len, name_id);
+		}
+		if (name_id == NAME_NOT_WANTED)
 			continue;
 		__u8 slot = e->field_count;
 
@@ -472,7 +515,7 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 		struct header_field *f = &e->fields[slot];
 		__u64 len = s.len < 0 ? 0 : s.len;
 
-		f->name_id = *id;
+		f->name_id = name_id;
 		f->flags = 0;
 		if (len > GOSPAN_VALUE_LEN) {
 			f->flags = FIELD_VALUE_TRUNCATED;
@@ -589,9 +632,10 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	__u64 l = 0, stream_id = 0, end_stream = 0, hf = 0, hf_len = 0;
 	__u8 side = SIDE_UNKNOWN;
 	struct exe_key exe = {};
+	struct binary *bin = NULL;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe);
+	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -637,7 +681,7 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	}
 	struct frame_offs fo = grpc_frame_offs(off);
 
-	read_fields(probe, &fo, hf, (__s64)hf_len, name_lengths(side, 1), e);
+	read_fields(probe, &fo, hf, (__s64)hf_len, name_lengths(side, 1), bin, e);
 	send(probe, e);
 	return 0;
 }
@@ -689,7 +733,7 @@ static __always_inline int grpc_content_type(const struct header_event *e)
 }
 
 static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_probe probe, __u8 side,
-					       const struct go_offsets *off, const struct exe_key *exe,
+					       const struct go_offsets *off, const struct exe_key *exe, struct binary *bin,
 					       const struct go_loc *t_loc, const struct go_loc *frame_loc,
 					       __s32 conn_off, const struct frame_offs *fo, int grpc_only)
 {
@@ -723,7 +767,8 @@ static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_
 	if (flags & HTTP2_FLAG_END_STREAM)
 		e->flags |= EVENT_END_STREAM;
 	/* content-type tells gRPC requests from others on an HTTP/2 server: read it there */
-	read_fields(probe, fo, fields.ptr, fields.len, name_lengths(side, 0) | (grpc_only ? 1u << CONTENT_TYPE_LEN : 0), e);
+	read_fields(probe, fo, fields.ptr, fields.len, name_lengths(side, 0) | (grpc_only ? 1u << CONTENT_TYPE_LEN : 0), bin,
+		    e);
 	if (grpc_only) {
 		struct server_stream_key k = {.tgid = e->pid, .stream_id = stream_id, .sc = t};
 		__u8 one = 1;
@@ -744,9 +789,10 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 {
 	const struct go_offsets *off;
 	struct exe_key exe = {};
+	struct binary *bin = NULL;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe);
+	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -754,9 +800,9 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 	struct frame_offs fo = grpc_frame_offs(off);
 
 	if (side == SIDE_CLIENT)
-		return headers_frame_event(ctx, probe, side, off, &exe, &off->client_operate_headers_t,
+		return headers_frame_event(ctx, probe, side, off, &exe, bin, &off->client_operate_headers_t,
 					   &off->client_operate_headers_frame, off->http2_client_conn, &fo, 0);
-	return headers_frame_event(ctx, probe, side, off, &exe, &off->server_operate_headers_t,
+	return headers_frame_event(ctx, probe, side, off, &exe, bin, &off->server_operate_headers_t,
 				   &off->server_operate_headers_frame, off->http2_server_conn, &fo, 0);
 }
 
@@ -811,9 +857,10 @@ static __always_inline int process_headers(struct pt_regs *ctx, int nethttp)
 	const struct go_offsets *off;
 	const struct http_server_offsets *h;
 	struct exe_key exe = {};
+	struct binary *bin = NULL;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe);
+	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -821,7 +868,7 @@ static __always_inline int process_headers(struct pt_regs *ctx, int nethttp)
 	h = server_copy(off, nethttp);
 	struct frame_offs fo = server_frame_offs(h);
 
-	return headers_frame_event(ctx, probe, SIDE_SERVER, off, &exe, &h->process_headers_sc,
+	return headers_frame_event(ctx, probe, SIDE_SERVER, off, &exe, bin, &h->process_headers_sc,
 				   &h->process_headers_f, h->server_conn_conn, &fo, 1);
 }
 
@@ -847,7 +894,7 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 	__u8 end_stream = 0;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe);
+	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -895,7 +942,7 @@ static __always_inline int write_field(struct pt_regs *ctx, int nethttp)
 	char name_buf[GOSPAN_NAME_LEN];
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe);
+	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -966,7 +1013,7 @@ static __always_inline int write_header_block(struct pt_regs *ctx, int nethttp)
 	__u64 sc = 0;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe);
+	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;

@@ -155,13 +155,22 @@ struct go_offsets {
 };
 _Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128, "struct go_offsets is 440 bytes");
 
+#define GOSPAN_NAME_CACHE_SLOTS 32
+
 /* A slot of the `binaries` map: a traced binary's offsets, found by the uprobe's attach cookie. */
 struct binary {
 	struct exe_key exe;
 	__u64 generation; /* the cookie's upper 32 bits; 0: the slot is free */
+	/* The read-only PT_LOAD segment [start, end) of a position-dependent (ET_EXEC) binary, where
+	 * its string literals are; 0, 0 for a PIE (its addresses move) or when unknown. */
+	__u64 rodata_start;
+	__u64 rodata_end;
+	/* Header names found in that segment, by address: written by the probes (grpc.bpf.c,
+	 * name_cache_entry); user space writes zeros. */
+	__u64 name_cache[GOSPAN_NAME_CACHE_SLOTS];
 	struct go_offsets offsets;
 };
-_Static_assert(sizeof(struct binary) == 464, "struct binary is 464 bytes");
+_Static_assert(sizeof(struct binary) == 40 + 8 * GOSPAN_NAME_CACHE_SLOTS + 440, "struct binary is 736 bytes");
 
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.elf.ElfFile;
+import io.gospan.offsets.elf.ElfSection;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +50,12 @@ class OtherBinariesIT {
       assertThat(bi.main()).isEmpty();
       assertThat(bi.deps()).isEmpty();
       assertThat(go.function("main.main")).isPresent();
+      // position-dependent: the read-only segment holds .rodata, where string literals are
+      assertThat(go.elf().type()).isEqualTo(ElfFile.ET_EXEC);
+      long[] ro = go.elf().readOnlyData().orElseThrow();
+      ElfSection rodata = go.elf().section(".rodata").orElseThrow();
+      assertThat(rodata.addr()).isGreaterThanOrEqualTo(ro[0]);
+      assertThat(rodata.addr() + rodata.size()).isLessThanOrEqualTo(ro[1]);
     }
   }
 
@@ -70,6 +78,9 @@ class OtherBinariesIT {
       long runtimeText = go.elf().symbols(List.of("runtime.text")).get("runtime.text").value();
       assertThat(go.elf().section(".text").orElseThrow().addr()).as("C code before runtime.text")
           .isLessThan(runtimeText);
+      // a PIE's addresses move with its load base: no read-only range to know names by
+      assertThat(go.elf().type()).isEqualTo(ElfFile.ET_DYN);
+      assertThat(go.elf().readOnlyData()).isEmpty();
     }
   }
 

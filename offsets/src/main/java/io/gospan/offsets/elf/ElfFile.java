@@ -34,6 +34,10 @@ import java.util.zip.Inflater;
 public final class ElfFile {
   /** EM_X86_64. */
   public static final int EM_X86_64 = 62;
+  /** e_type of a position-dependent executable. */
+  public static final int ET_EXEC = 2;
+  /** e_type of a shared object or a position-independent executable (PIE). */
+  public static final int ET_DYN = 3;
 
   private static final int ELF64_EHDR_SIZE = 64;
   private static final int ELF64_SHDR_SIZE = 64;
@@ -48,6 +52,7 @@ public final class ElfFile {
 
   private final Path path;
   private final ByteBuffer file;
+  private final int type;
   private final List<ElfSection> sections;
   private final List<ElfSegment> segments;
   private final Map<String, ElfSection> sectionsByName = new HashMap<>();
@@ -69,7 +74,8 @@ public final class ElfFile {
     if (file.limit() < ELF64_EHDR_SIZE) {
       throw new NotElfException(path + ": ELF header truncated (" + file.limit() + " bytes)");
     }
-    r.seek(0x12);
+    r.seek(0x10);
+    this.type = r.u16();
     int machine = r.u16();
     if (machine != EM_X86_64) {
       throw new UnsupportedArchitectureException(path + ": ELF e_machine " + machine + ", not x86-64 (62)");
@@ -330,6 +336,32 @@ public final class ElfFile {
     } finally {
       inf.end();
     }
+  }
+
+  /** {@code e_type}: {@link #ET_EXEC} for a position-dependent executable, {@link #ET_DYN} for a PIE. */
+  public int type() {
+    return type;
+  }
+
+  /**
+   * The read-only data of a position-dependent executable: its PT_LOAD segment mapped readable,
+   * neither writable nor executable, as {@code [start, end)} virtual addresses (a Go binary's
+   * .rodata, type links and pclntab: its string literals are there). Empty for a PIE, whose
+   * addresses move with its load base, or when no such segment exists.
+   */
+  public Optional<long[]> readOnlyData() {
+    if (type != ET_EXEC) {
+      return Optional.empty();
+    }
+    ElfSegment best = null;
+    for (ElfSegment p : segments) {
+      if (p.type() == ElfSegment.PT_LOAD && (p.flags() & 7) == 4 && (best == null || p.filesz() > best.filesz())) {
+        best = p;
+      }
+    }
+    return best == null || best.filesz() == 0
+        ? Optional.empty()
+        : Optional.of(new long[] {best.vaddr(), best.vaddr() + best.filesz()});
   }
 
   /** The PT_LOAD segment whose file-backed bytes hold {@code address}. */

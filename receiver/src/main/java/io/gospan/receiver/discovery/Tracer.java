@@ -233,6 +233,7 @@ public final class Tracer implements AutoCloseable {
   private TracedBinary inspectAndAttach(ProcessEntry p) {
     inspections.increment();
     OffsetsResolution resolution;
+    Optional<long[]> readOnlyData;
     String goVersion;
     String grpcVersion = "unknown";
     String xnetVersion = "unknown";
@@ -248,6 +249,7 @@ public final class Tracer implements AutoCloseable {
         xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion).orElse("unknown");
       }
       resolution = OffsetsResolver.resolve(b, io.gospan.offsets.catalog.OffsetsCatalog.embedded(), preference);
+      readOnlyData = b.elf().readOnlyData();
     } catch (NotGoBinaryException e) {
       return skip(p, "not a Go binary");
     } catch (GoBinaryException e) {
@@ -263,7 +265,7 @@ public final class Tracer implements AutoCloseable {
       return skip(p, "has none of grpc-go's transport functions");
     }
     TracedBinary binary = new TracedBinary(p.key(), p.exePath(), goVersion, grpcVersion, xnetVersion, resolution);
-    probes.putBinary(p.key(), ProbeOffsets.toGoOffsets(resolution));
+    probes.putBinary(p.key(), ProbeOffsets.toGoOffsets(resolution), readOnlyData);
     for (Probe probe : Probe.values()) {
       String refusal = resolution.refusal(probe);
       if (refusal != null) {

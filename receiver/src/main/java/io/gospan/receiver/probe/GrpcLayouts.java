@@ -90,7 +90,14 @@ public final class GrpcLayouts {
    * {@code (generation << 32) | (slot + 1)}.
    */
   public static final StructLayout BINARY =
-      StructLayout.builder("binary").struct("exe", EXE_KEY).u64("generation").struct("offsets", GO_OFFSETS).build(464);
+      StructLayout.builder("binary")
+          .struct("exe", EXE_KEY)
+          .u64("generation")
+          .u64("rodata_start")
+          .u64("rodata_end")
+          .bytes("name_cache", 8 * 32) // __u64[GOSPAN_NAME_CACHE_SLOTS]
+          .struct("offsets", GO_OFFSETS)
+          .build(40 + 8 * 32 + 440);
 
   /** Slots of the {@code binaries} map (its {@code max_entries}). */
   public static final int BINARY_SLOTS = 1024;

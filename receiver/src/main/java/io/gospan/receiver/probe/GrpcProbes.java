@@ -5,6 +5,7 @@ import io.gospan.receiver.bpf.BpfMap;
 import io.gospan.receiver.bpf.BpfObject;
 import io.gospan.receiver.bpf.BpfProgram;
 import io.gospan.receiver.bpf.RingBuffer;
+import io.gospan.receiver.bpf.StructLayout;
 import io.gospan.receiver.event.HeaderEvent;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -16,6 +17,7 @@ import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -188,8 +190,11 @@ public final class GrpcProbes implements AutoCloseable {
    * Makes the programs trace processes running the binary {@code key}, with these offsets: in
    * {@code go_offsets_by_exe}, and in a slot of {@code binaries} that the probes {@link #attach}
    * then attaches find through their cookie (while slots last: then by the executable, slower).
+   *
+   * @param readOnlyData the binary's read-only data {@code [start, end)} ({@code
+   *     ElfFile.readOnlyData}; empty for a PIE): header names there are then recognised by address
    */
-  public void putBinary(ExeKey key, GoOffsets goOffsets) {
+  public void putBinary(ExeKey key, GoOffsets goOffsets, Optional<long[]> readOnlyData) {
     byte[] offsetBytes = goOffsets.toBytes();
     offsets.update(key.toBytes(), offsetBytes, BpfMap.BPF_ANY);
     synchronized (cookies) {
@@ -207,6 +212,10 @@ public final class GrpcProbes implements AutoCloseable {
       ByteBuffer b = GrpcLayouts.BINARY.allocate();
       b.put(GrpcLayouts.BINARY.offset("exe"), key.toBytes());
       b.putLong(GrpcLayouts.BINARY.offset("generation"), cookie >>> 32);
+      readOnlyData.ifPresent(r -> {
+        b.putLong(GrpcLayouts.BINARY.offset("rodata_start"), r[0]);
+        b.putLong(GrpcLayouts.BINARY.offset("rodata_end"), r[1]);
+      });
       b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
       binaries.update(slotKey(cookie), b.array(), BpfMap.BPF_ANY);
     }
@@ -223,6 +232,28 @@ public final class GrpcProbes implements AutoCloseable {
       }
     }
     return offsets.delete(key.toBytes());
+  }
+
+  /**
+   * The name cache of {@code key}'s slot (grpc.bpf.c {@code name_cache_entry}): entries {@code
+   * (address << 13) | (length << 8) | id}, 0 unused; empty when the binary has no slot. For tests.
+   */
+  long[] nameCache(ExeKey key) {
+    byte[] value;
+    synchronized (cookies) {
+      Long cookie = cookies.get(key);
+      if (cookie == null) {
+        return new long[0];
+      }
+      value = binaries.lookup(slotKey(cookie)).orElseThrow();
+    }
+    ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
+    StructLayout.Field f = GrpcLayouts.BINARY.field("name_cache");
+    long[] out = new long[f.size() / 8];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = b.getLong(f.offset() + 8 * i);
+    }
+    return out;
   }
 
   private static byte[] slotKey(long cookie) {

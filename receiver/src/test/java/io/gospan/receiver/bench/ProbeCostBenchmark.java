@@ -54,6 +54,8 @@ public final class ProbeCostBenchmark {
     }
     String statsBefore = Files.readString(Path.of("/proc/sys/kernel/bpf_stats_enabled")).strip();
     Files.writeString(Path.of("/proc/sys/kernel/bpf_stats_enabled"), "1");
+    double trapHot = trapCost(0, 2_000_000, Math.max(rounds, 5));
+    double trapCold = trapCost(1 << 20, 50_000, Math.max(rounds, 7));
     Map<Mode, List<Double>> p50 = new LinkedHashMap<>();
     Map<Mode, List<Double>> cpuNsPerCall = new LinkedHashMap<>();
     Map<Mode, List<Double>> nsPerHit = new LinkedHashMap<>();
@@ -68,7 +70,7 @@ public final class ProbeCostBenchmark {
           AtomicLong events = new AtomicLong();
           try {
             if (mode == Mode.EMPTY) {
-              empty = BpfObject.open(Path.of(ExampleApps.repoRoot().toString(), "receiver/target/bpf-test-resources/io/gospan/bpf/test/empty.bpf.o")).load();
+              empty = BpfObject.open(ExampleApps.repoRoot().resolve(EMPTY_OBJECT)).load();
               for (Path b : truth.keySet()) {
                 for (GrpcProbe p : TRANSPORT) {
                   empty.program("uprobe_empty").attachUprobe(
@@ -78,7 +80,7 @@ public final class ProbeCostBenchmark {
             } else if (mode == Mode.GOSPAN) {
               probes = GrpcProbes.open(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet());
               for (Path b : truth.keySet()) {
-                probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b));
+                probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b), readOnlyData(b));
                 for (GrpcProbe p : TRANSPORT) {
                   probes.attach(p, ExeKey.of(b), b, GoTruth.fileOffset(truth.get(b), p.function()));
                 }
@@ -150,21 +152,22 @@ public final class ProbeCostBenchmark {
     System.out.printf("BPF run time per hit (median of rounds): empty program %.0f ns, gospan %.0f ns (%.1fx)%n",
         empty, ours, ours / empty);
     perProgram.forEach((prog, v) -> System.out.printf("  %-40s %.0f ns/hit%n", prog, median(v)));
-    // per round, the CPU each mode adds over no probes; medians of those paired differences
-    List<Double> floor = new ArrayList<>();
-    List<Double> added = new ArrayList<>();
-    for (int i = 0; i < rounds; i++) {
-      double base = cpuNsPerCall.get(Mode.NONE).get(i);
-      floor.add(cpuNsPerCall.get(Mode.EMPTY).get(i) - base);
-      added.add(cpuNsPerCall.get(Mode.GOSPAN).get(i) - base);
-    }
-    System.out.printf("target CPU per call (server + client, median): no probes %.1f us, empty probes %.1f us, gospan %.1f us%n",
+    System.out.printf("target CPU per call (server + client, median; +-10%% between rounds, too noisy for a"
+            + " microsecond floor): no probes %.1f us, empty probes %.1f us, gospan %.1f us%n",
         median(cpuNsPerCall.get(Mode.NONE)) / 1000, median(cpuNsPerCall.get(Mode.EMPTY)) / 1000,
         median(cpuNsPerCall.get(Mode.GOSPAN)) / 1000);
-    System.out.printf("added CPU per call over no probes (median of rounds): empty probes %.1f us = %d hits x %.0f ns"
-            + " (the floor); gospan %.1f us (%.2fx the floor); per round: floor %s, gospan %s%n",
-        median(floor) / 1000, hitsPerCall, median(floor) / hitsPerCall, median(added) / 1000,
-        median(added) / median(floor), us(floor), us(added));
+    // The floor: what an empty uprobe hit costs the traced program (trap + empty program),
+    // measured on trapbench: exactly with hot caches; with a working set between calls, as a
+    // real program's hits meet them, less exactly (the working set's own time varies).
+    System.out.printf("empty uprobe hit on a Go function (trap + empty program, trapbench CPU per call): %.0f ns with hot"
+            + " caches, %.0f ns with 1 MiB touched between calls%n", trapHot, trapCold);
+    for (double trap : new double[] {trapHot, trapCold}) {
+      double perHit = trap - empty + ours;
+      System.out.printf("added target CPU per unary call, %s-cache floor: %d hits x %.0f ns = %.1f us; gospan %d x (%.0f - %.0f"
+              + " + %.0f) = %.1f us: %.2fx the floor%n",
+          trap == trapHot ? "hot" : "cold", hitsPerCall, trap, hitsPerCall * trap / 1000, hitsPerCall, trap, empty, ours,
+          hitsPerCall * perHit / 1000, perHit / trap);
+    }
     double none = median(p50.get(Mode.NONE));
     System.out.printf("client p50 latency per call: no probes %.0f us, empty probes %.0f us (%.2fx), gospan %.0f us (%.2fx)%n",
         none, median(p50.get(Mode.EMPTY)), median(p50.get(Mode.EMPTY)) / none,
@@ -174,9 +177,45 @@ public final class ProbeCostBenchmark {
         hitsPerCall * (ours - empty) / 1000);
   }
 
-  private static String us(List<Double> ns) {
-    return ns.stream().map(v -> String.format("%.1f", v / 1000)).toList().toString();
+  static java.util.Optional<long[]> readOnlyData(Path binary) throws java.io.IOException {
+    try (io.gospan.offsets.GoBinary g = io.gospan.offsets.GoBinary.open(binary)) {
+      return g.elf().readOnlyData();
+    } catch (io.gospan.offsets.GoBinaryException e) {
+      throw new IllegalStateException(binary + ": " + e.getMessage(), e);
+    }
   }
+
+  /**
+   * CPU ns per call that an empty uprobe adds to trapbench's {@code main.Probed} (attached after
+   * its stack-check prologue, as gospan's probes are), with {@code workBytes} of memory touched
+   * between calls: median over {@code rounds} of (with - without), alternating.
+   */
+  static double trapCost(int workBytes, int calls, int rounds) throws Exception {
+    Path examples = ExampleApps.repoRoot().resolve("examples");
+    Path trapbench = ExampleApps.repoRoot().resolve("receiver/target/trapbench");
+    ExampleApps.run(List.of("go", "-C", examples.toString(), "build", "-o", trapbench.toString(), "./cmd/trapbench"), 300);
+    long entry;
+    try (io.gospan.offsets.GoBinary g = io.gospan.offsets.GoBinary.open(trapbench)) {
+      entry = g.function("main.Probed").orElseThrow(() -> new IllegalStateException("trapbench has no main.Probed"))
+          .fileOffset();
+    }
+    List<String> cmd = List.of(trapbench.toString(), "-n", Integer.toString(calls), "-work-bytes", Integer.toString(workBytes));
+    ObjectMapper json = new ObjectMapper();
+    List<Double> added = new ArrayList<>();
+    for (int round = 0; round < rounds; round++) {
+      double none = json.readTree(ExampleApps.run(cmd, 300)).path("cpu_ns_per_call").asDouble();
+      double with;
+      try (BpfObject empty = BpfObject.open(ExampleApps.repoRoot().resolve(EMPTY_OBJECT)).load()) {
+        empty.program("uprobe_empty").attachUprobe(
+            trapbench, GrpcProbes.probeFileOffset(trapbench, entry), BpfProgram.ALL_PIDS, 0);
+        with = json.readTree(ExampleApps.run(cmd, 300)).path("cpu_ns_per_call").asDouble();
+      }
+      added.add(with - none);
+    }
+    return median(added);
+  }
+
+  static final String EMPTY_OBJECT = "receiver/target/bpf-test-resources/io/gospan/bpf/test/empty.bpf.o";
 
   /** CPU time of every thread of a process, ns ({@code /proc/<pid>/task/<tid>/schedstat}, first field). */
   static long cpuNs(long pid) throws java.io.IOException {

@@ -3,6 +3,7 @@ package io.gospan.receiver.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gospan.offsets.GoBinary;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.ProbeKind;
@@ -220,6 +221,53 @@ class GrpcProbesIT {
       assertThat(counters.get(GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS).skipped()).isZero();
       for (GrpcProbe p : List.of(GrpcProbe.LOOPY_WRITER_WRITE_HEADER, GrpcProbe.HTTP2_CLIENT_OPERATE_HEADERS, GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS)) {
         assertThat(counters.get(p).hits()).as("%s", p).isEqualTo(counters.get(p).eventsSent() + counters.get(p).skipped());
+      }
+    }
+  }
+
+  /**
+   * Header names in a binary's read-only data (grpc-go's literals, hpack's static table) are read
+   * once, then known by their address: every cached address must hold the name its id says (or
+   * a name not captured), and the fields stay right on the calls that used the cache.
+   */
+  @Test
+  void headerNamesInReadOnlyDataAreKnownByAddressAfterTheirFirstRead() throws Exception {
+    HeaderNames names = HeaderNames.defaults();
+    Path server = examples.resolve("greeter-server");
+    Path client = examples.resolve("greeter-client");
+    try (ProbeSession session = new ProbeSession(names).trace(server).trace(client);
+        ExampleApps.Server s = ExampleApps.startServer(examples)) {
+      ExampleApps.runClient(examples, s.address(), "-rpc", "unary", "-n", "4");
+      List<Stream> all = streams(session.pollUntil(endsSeen(4, 4), 10_000));
+      assertThat(all).hasSize(8);
+      for (Stream st : all) {
+        assertThat(st.events().get(0).header(":path")).isEqualTo(SAY_HELLO);
+        assertThat(st.events().get(0).header(":authority")).isEqualTo(s.address());
+        assertThat(st.last().header("grpc-status")).isEqualTo("0");
+      }
+      for (Path binary : List.of(server, client)) {
+        List<String> cached = new ArrayList<>();
+        try (GoBinary g = GoBinary.open(binary)) {
+          long[] readOnly = g.elf().readOnlyData().orElseThrow();
+          for (long entry : session.probes.nameCache(ExeKey.of(binary))) {
+            if (entry == 0) {
+              continue;
+            }
+            long address = entry >>> 13;
+            int length = (int) (entry >> 8) & 31;
+            int id = (int) (entry & 0xff);
+            assertThat(address).as("%s: cached address", binary).isBetween(readOnly[0], readOnly[1] - length);
+            String name = StandardCharsets.US_ASCII.decode(g.elf().readAddress(address, length)).toString();
+            if (id == 255) {
+              assertThat(names.names()).as("%s: %s cached as not captured", binary, name).doesNotContain(name);
+            } else {
+              assertThat(names.name(id)).as("%s: id %d at 0x%x", binary, id, address).isEqualTo(name);
+            }
+            cached.add(name);
+          }
+        }
+        // grpc-go's own literals on the client; hpack's static table on the server
+        assertThat(cached).as("%s", binary).contains(":path", ":authority", "user-agent");
       }
     }
   }

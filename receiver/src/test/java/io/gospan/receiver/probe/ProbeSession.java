@@ -59,11 +59,13 @@ final class ProbeSession implements AutoCloseable {
    */
   ProbeSession trace(Path binary) throws Exception {
     OffsetsResolution r;
+    java.util.Optional<long[]> readOnlyData;
     try (GoBinary b = GoBinary.open(binary)) {
       r = OffsetsResolver.resolve(b);
+      readOnlyData = b.elf().readOnlyData();
     }
     assertThat(r.attachable()).as("%s: %s", binary, r.missing()).containsAll(Probe.grpcTransport());
-    probes.putBinary(ExeKey.of(binary), ProbeOffsets.toGoOffsets(r));
+    probes.putBinary(ExeKey.of(binary), ProbeOffsets.toGoOffsets(r), readOnlyData);
     for (Probe p : r.attachable()) {
       probes.attach(ProbeOffsets.probe(p), ExeKey.of(binary), binary, r.functions().get(p).fileOffset());
     }
