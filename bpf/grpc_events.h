@@ -174,7 +174,7 @@ _Static_assert(sizeof(struct binary) == 40 + 8 * GOSPAN_NAME_CACHE_SLOTS + 440, 
 
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
-	EVENT_CONN_UNKNOWN = 1 << 1,     /* the socket could not be identified */
+	EVENT_CONN_UNKNOWN = 1 << 1,     /* the connection (conn_id; on a stream's start, its socket) could not be identified */
 	EVENT_FIELDS_TRUNCATED = 1 << 2, /* more wanted fields than slots, or more fields than scanned */
 	EVENT_READ_FAILED = 1 << 3,      /* some user memory could not be read */
 };
@@ -212,7 +212,7 @@ struct header_event {
 	__u8 flags;      /* enum header_event_flags */
 	__u8 field_count; /* fields[] used */
 	__s32 fd;        /* socket fd of the connection in pid; -1 unknown */
-	__u16 family;    /* AF_INET, AF_INET6; 0 unknown */
+	__u16 family;    /* AF_INET, AF_INET6; 0 unknown, or not read: only a stream's start has the socket */
 	__u16 local_port;  /* host byte order */
 	__u16 remote_port; /* host byte order */
 	__u8 fields_total; /* header fields in the block (capped at 255), captured or not */

@@ -104,10 +104,13 @@ public final class SpanAssembler {
   }
 
   /**
-   * A stream: the 4-tuple is part of the key because Go may allocate a new connection at the
-   * address of a closed one, so the connection id alone can repeat over time.
+   * A stream, by the connection's Go object (its address) and stream id. Only a stream's start
+   * carries the connection's 4-tuple (the probes read the socket once per stream, grpc.bpf.c),
+   * so it is not part of the key: Go may allocate a new connection at the address of a closed
+   * one, and a start whose 4-tuple differs from the in-flight stream with its key ends that
+   * stream (its connection is gone).
    */
-  private record StreamKey(int pid, long connection, SocketPair sockets, int streamId, Side side) {}
+  private record StreamKey(int pid, long connection, int streamId, Side side) {}
 
   /** A client→server flow: the client's own end, the server's end, the stream id. */
   private record FlowKey(InetSocketAddress clientEnd, InetSocketAddress serverEnd, int streamId) {
@@ -360,8 +363,7 @@ public final class SpanAssembler {
   }
 
   private static StreamKey keyOf(HeaderEvent e) {
-    long conn = e.connectionId() != 0 ? e.connectionId() : (e.fd() >= 0 ? -1L - e.fd() : 0);
-    return new StreamKey(e.pid(), conn, e.sockets(), e.streamId(), e.side());
+    return new StreamKey(e.pid(), e.connectionId(), e.streamId(), e.side());
   }
 
   private static boolean isStart(HeaderEvent e) {
@@ -377,9 +379,15 @@ public final class SpanAssembler {
   }
 
   private void start(StreamKey key, HeaderEvent e, long now) {
-    if (streams.containsKey(key)) {
-      duplicate.increment();
-      return;
+    Stream previous = streams.get(key);
+    if (previous != null) {
+      if (previous.sockets == null || e.sockets() == null || previous.sockets.equals(e.sockets())) {
+        duplicate.increment();
+        return;
+      }
+      // a new connection at the address of a closed one: the old stream's end will not come
+      streams.remove(key);
+      endIncomplete(previous, "connection_closed", now);
     }
     if (streams.size() >= settings.maxInFlight()) {
       overflow.increment();

@@ -92,22 +92,24 @@ public final class Events {
     return f;
   }
 
+  // Only a stream's start carries the 4-tuple: the probes read the socket once per stream.
+
   public HeaderEvent clientStart(int stream, long t) {
     return ev(clientPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.CLIENT, clientConn, clientSockets, stream, false, request());
   }
 
   public HeaderEvent clientHeaders(int stream, long t) {
-    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, clientSockets, stream, false,
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, null, stream, false,
         responseHeaders());
   }
 
   public HeaderEvent clientTrailers(int stream, long t, int status, String message) {
-    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, clientSockets, stream, true,
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, null, stream, true,
         trailers(status, message));
   }
 
   public HeaderEvent clientTrailersOnly(int stream, long t, int status, String message) {
-    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, clientSockets, stream, true,
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT, clientConn, null, stream, true,
         trailersOnly(status, message));
   }
 
@@ -117,17 +119,17 @@ public final class Events {
   }
 
   public HeaderEvent serverHeaders(int stream, long t) {
-    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, serverSockets, stream, false,
+    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, null, stream, false,
         responseHeaders());
   }
 
   public HeaderEvent serverTrailers(int stream, long t, int status, String message) {
-    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, serverSockets, stream, true,
+    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, null, stream, true,
         trailers(status, message));
   }
 
   public HeaderEvent serverTrailersOnly(int stream, long t, int status, String message) {
-    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, serverSockets, stream, true,
+    return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, null, stream, true,
         trailersOnly(status, message));
   }
 
