@@ -21,26 +21,27 @@ char LICENSE[] SEC("license") = "GPL";
 #define AF_INET6 10
 #define HTTP2_FLAG_END_STREAM 0x1 /* RFC 9113 6.2 */
 
-/* Offsets per traced binary; keyed by the executable so a new process of a known
- * binary is traced from its first call. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct exe_key);
-	__type(value, struct go_offsets);
-} go_offsets_by_exe SEC(".maps");
-
-/* The same offsets in slots, one per traced binary, found through the uprobe's attach cookie:
- * (generation << 32) | (slot + 1), 0 for none. A hit then finds its binary with an array lookup
- * instead of walking task->mm->exe_file->f_inode and hashing the key (~0.25 us per hit,
- * measured). The generation tells a slot reused for another binary from the one a link was
- * attached for. Kernels without attach cookies (< 5.15) use go_offsets_by_exe. */
+/* The traced binaries, one slot each: offsets, read-only data range, name cache. A probe finds
+ * its binary through its uprobe's attach cookie, (generation << 32) | (slot + 1): an array
+ * lookup instead of walking task->mm->exe_file->f_inode and hashing the key (~0.2 us less per
+ * hit, measured). The generation tells a slot reused for another binary from the one a link
+ * was attached for (0: the slot is free). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct binary);
 } binaries SEC(".maps");
+
+/* The slot of each traced binary, by its executable: how a probe finds its binary when it has
+ * no cookie (kernel < 5.15) or its cookie's slot was reused. Keyed by the executable, as the
+ * uprobes are, so a new process of a known binary is traced from its first call. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct exe_key);
+	__type(value, __u32);
+} slot_by_exe SEC(".maps");
 
 /* The header names whose values are captured, NUL-padded, mapped to the id user space
  * decodes them by. Filled by user space: the defaults spans need plus the configured
@@ -149,29 +150,9 @@ static __always_inline void count(enum gospan_probe probe, enum gospan_counter c
 		*value += 1; /* per-CPU slot: no atomic needed */
 }
 
-/* The offsets of the binary the probe was attached to (the current task's executable), or
- * NULL; fills *key, and *bin (if given) with the binary's slot when found through it. */
-static __always_inline const struct go_offsets *current_offsets(struct pt_regs *ctx, struct exe_key *key,
-								struct binary **bin)
+/* The current task's executable: 0 on success. */
+static __always_inline int current_exe(struct exe_key *key)
 {
-	if (HAVE_ATTACH_COOKIE) {
-		__u64 cookie = bpf_get_attach_cookie(ctx);
-		__u32 slot = (__u32)cookie;
-
-		if (slot) {
-			__u32 index = slot - 1;
-			struct binary *b = bpf_map_lookup_elem(&binaries, &index);
-
-			if (b && b->generation == cookie >> 32) {
-				*key = b->exe;
-				if (bin)
-					*bin = b;
-				return &b->offsets;
-			}
-			/* the slot was freed (and maybe given to another binary) after this link was
-			 * attached: the executable decides */
-		}
-	}
 	if (HAVE_BTF_TASK) {
 		/* Kernel >= 5.11: the task as a BTF pointer, read with direct loads (each load a
 		 * plain instruction guarded by the exception table) instead of one
@@ -182,13 +163,13 @@ static __always_inline const struct go_offsets *current_offsets(struct pt_regs *
 		struct inode *inode;
 
 		if (!mm)
-			return NULL;
+			return -1;
 		exe = mm->exe_file;
 		if (!exe)
-			return NULL;
+			return -1;
 		inode = exe->f_inode;
 		if (!inode)
-			return NULL;
+			return -1;
 		key->ino = inode->i_ino;
 		key->dev = inode->i_sb->s_dev;
 	} else {
@@ -196,11 +177,56 @@ static __always_inline const struct go_offsets *current_offsets(struct pt_regs *
 		struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
 
 		if (!inode)
-			return NULL;
+			return -1;
 		key->ino = BPF_CORE_READ(inode, i_ino);
 		key->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	}
-	return bpf_map_lookup_elem(&go_offsets_by_exe, key);
+	return 0;
+}
+
+/*
+ * The slot of the binary the probe was attached to (the current task's executable), or NULL.
+ * Both ways end in the same `binaries` lookup, so the verifier sees one kind of pointer after
+ * it (two kinds doubled its work on everything downstream).
+ */
+static __always_inline struct binary *current_binary(struct pt_regs *ctx)
+{
+	struct exe_key key = {};
+	struct binary *b;
+	__u32 *slot, index;
+
+	if (HAVE_ATTACH_COOKIE) {
+		__u64 cookie = bpf_get_attach_cookie(ctx);
+
+		index = (__u32)cookie - 1; /* cookie 0 (none): index 0xffffffff, no such slot */
+		b = bpf_map_lookup_elem(&binaries, &index);
+		if (b && b->generation && b->generation == cookie >> 32)
+			return b;
+	}
+	if (current_exe(&key))
+		return NULL;
+	slot = bpf_map_lookup_elem(&slot_by_exe, &key);
+	if (!slot)
+		return NULL;
+	index = *slot;
+	b = bpf_map_lookup_elem(&binaries, &index);
+	if (!b || !b->generation || b->exe.ino != key.ino || b->exe.dev != key.dev)
+		return NULL;
+	return b;
+}
+
+/* The offsets of the current binary, or NULL; fills *key and *bin (if given). */
+static __always_inline const struct go_offsets *current_offsets(struct pt_regs *ctx, struct exe_key *key,
+								struct binary **bin)
+{
+	struct binary *b = current_binary(ctx);
+
+	if (!b)
+		return NULL;
+	*key = b->exe;
+	if (bin)
+		*bin = b;
+	return &b->offsets;
 }
 
 static __always_inline int read_u64(__u64 *out, __u64 addr)
@@ -427,6 +453,33 @@ static __always_inline __u64 *name_cache_entry(struct binary *bin, __u64 ptr, __
 	return &bin->name_cache[(ptr ^ (ptr >> 6)) & (GOSPAN_NAME_CACHE_SLOTS - 1)];
 }
 
+/*
+ * The id of the header name at [ptr, ptr + len) (0 < len < GOSPAN_NAME_LEN) in `header_names`,
+ * or NAME_NOT_WANTED: from the binary's name cache, or read and looked up (then cached when in
+ * read-only data). A function of its own (a BPF-to-BPF call): the verifier then sees one result
+ * in the caller's loop instead of one state per path through the cache, which multiplied its
+ * work by four.
+ */
+static __noinline __u8 name_id_of(struct binary *bin, __u64 ptr, __u64 len)
+{
+	char name[GOSPAN_NAME_LEN] = {};
+	__u8 name_id = NAME_NOT_WANTED;
+	__u64 *cached = name_cache_entry(bin, ptr, len);
+
+	if (cached && *cached == name_cache_value(ptr, len, *cached & 0xff))
+		return *cached & 0xff;
+	VERIFIER_CLAMP(len, 31); /* GOSPAN_NAME_LEN - 1 */
+	if (bpf_probe_read_user(name, len, (void *)ptr))
+		return NAME_NOT_WANTED;
+	__u8 *id = bpf_map_lookup_elem(&header_names, name);
+
+	if (id)
+		name_id = *id;
+	if (cached)
+		*cached = name_cache_value(ptr, len, name_id);
+	return name_id;
+}
+
 /* The []hpack.HeaderField array, copied from user memory in one read (a bpf_probe_read_user
  * costs ~0.1 us here; one per field header cost more than the rest of the loop). */
 #define FIELDS_BUF_LEN 2048
@@ -453,7 +506,6 @@ struct {
 static __always_inline void read_fields(enum gospan_probe probe, const struct frame_offs *off,
 					__u64 fields, __s64 n, __u32 lengths, struct binary *bin, struct header_event *e)
 {
-	char name[GOSPAN_NAME_LEN];
 	struct go_string s;
 	__u32 zero = 0;
 	struct fields_buf *buf = bpf_map_lookup_elem(&fields_scratch, &zero);
@@ -493,25 +545,8 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 		__builtin_memcpy(&s, &buf->bytes[at], sizeof(s));
 		if (s.len <= 0 || s.len >= GOSPAN_NAME_LEN || !(lengths & (1u << s.len)))
 			continue;
-		__u8 name_id = NAME_NOT_WANTED;
-		__u64 *cached = name_cache_entry(bin, s.ptr, s.len);
+		__u8 name_id = name_id_of(bin, s.ptr, s.len);
 
-		if (cached && *cached == name_cache_value(s.ptr, s.len, *cached & 0xff)) {
-			name_id = *cached & 0xff;
-		} else {
-			__builtin_memset(name, 0, sizeof(name));
-			__u64 name_len = s.len;
-
-			VERIFIER_CLAMP(name_len, 31); /* GOSPAN_NAME_LEN - 1 */
-			if (bpf_probe_read_user(name, name_len, (void *)s.ptr))
-				continue;
-			__u8 *id = bpf_map_lookup_elem(&header_names, name);
-
-			if (id)
-				name_id = *id;
-			if (cached)
-				*cached = name_cache_value(s.ptr, s.len, name_id);
-		}
 		if (name_id == NAME_NOT_WANTED)
 			continue;
 		__u8 slot = e->field_count;

@@ -36,7 +36,7 @@ enum gospan_counter {
 	COUNTER_EVENTS_SENT = 1,     /* a record was submitted to `events` */
 	COUNTER_RINGBUF_FULL = 2,    /* bpf_ringbuf_reserve failed: the record is lost */
 	COUNTER_READ_FAILED = 3,     /* an argument or user memory read faulted */
-	COUNTER_NO_OFFSETS = 4,      /* the task's executable has no entry in go_offsets_by_exe */
+	COUNTER_NO_OFFSETS = 4,      /* no slot in `binaries` for the probe's cookie or the task's executable */
 	COUNTER_UNKNOWN_ITAB = 5,    /* the net.Conn is of a type we cannot unwrap */
 	COUNTER_FIELD_TRUNCATED = 6, /* a header name or value was cut to fit */
 	COUNTER_SKIPPED = 7,         /* response headers that do not end the stream, not wanted */

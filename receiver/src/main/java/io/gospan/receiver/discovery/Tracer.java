@@ -265,7 +265,11 @@ public final class Tracer implements AutoCloseable {
       return skip(p, "has none of grpc-go's transport functions");
     }
     TracedBinary binary = new TracedBinary(p.key(), p.exePath(), goVersion, grpcVersion, xnetVersion, resolution);
-    probes.putBinary(p.key(), ProbeOffsets.toGoOffsets(resolution), readOnlyData);
+    try {
+      probes.putBinary(p.key(), ProbeOffsets.toGoOffsets(resolution), readOnlyData);
+    } catch (IllegalStateException e) {
+      return skip(p, e.getMessage());
+    }
     for (Probe probe : Probe.values()) {
       String refusal = resolution.refusal(probe);
       if (refusal != null) {

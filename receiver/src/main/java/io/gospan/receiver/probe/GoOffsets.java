@@ -6,7 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The value of {@code go_offsets_by_exe} for one binary ({@code struct go_offsets}): argument
+ * The offsets of one binary ({@code struct go_offsets}, in its {@code binaries} slot): argument
  * locations of the probed functions and struct member offsets, each resolved from the offsets
  * catalog or the binary's DWARF. Unset locations are {@link GoLoc#UNRESOLVED}, unset offsets -1,
  * unset itab addresses 0.

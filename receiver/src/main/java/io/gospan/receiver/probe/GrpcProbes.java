@@ -31,8 +31,8 @@ public final class GrpcProbes implements AutoCloseable {
   public static final String OBJECT = "grpc.bpf.o";
 
   private final BpfObject object;
-  private final BpfMap offsets;
   private final BpfMap binaries;
+  private final BpfMap slotByExe;
   /** The attach cookie of each binary that has a slot in {@code binaries}; guarded by itself. */
   private final Map<ExeKey, Long> cookies = new HashMap<>();
   private final BitSet usedSlots = new BitSet(GrpcLayouts.BINARY_SLOTS);
@@ -62,8 +62,8 @@ public final class GrpcProbes implements AutoCloseable {
       HeaderEventDecoder.NewProcessListener newProcesses,
       RingBuffer.RecordHandler rawTap) {
     this.object = object;
-    this.offsets = object.map("go_offsets_by_exe");
     this.binaries = object.map("binaries");
+    this.slotByExe = object.map("slot_by_exe");
     this.counters = object.map("probe_counters");
     this.decoder = new HeaderEventDecoder(names, newProcesses);
     BpfMap nameMap = object.map("header_names");
@@ -187,22 +187,24 @@ public final class GrpcProbes implements AutoCloseable {
   }
 
   /**
-   * Makes the programs trace processes running the binary {@code key}, with these offsets: in
-   * {@code go_offsets_by_exe}, and in a slot of {@code binaries} that the probes {@link #attach}
-   * then attaches find through their cookie (while slots last: then by the executable, slower).
+   * Makes the programs trace processes running the binary {@code key}, with these offsets: in a
+   * slot of {@code binaries}, which the probes {@link #attach} then attaches find through their
+   * cookie (and others through {@code slot_by_exe}, by the executable). Putting a binary again
+   * rewrites its slot; its probes keep working.
    *
    * @param readOnlyData the binary's read-only data {@code [start, end)} ({@code
    *     ElfFile.readOnlyData}; empty for a PIE): header names there are then recognised by address
+   * @throws IllegalStateException when every slot (GrpcLayouts.BINARY_SLOTS) is taken
    */
   public void putBinary(ExeKey key, GoOffsets goOffsets, Optional<long[]> readOnlyData) {
     byte[] offsetBytes = goOffsets.toBytes();
-    offsets.update(key.toBytes(), offsetBytes, BpfMap.BPF_ANY);
     synchronized (cookies) {
       Long cookie = cookies.get(key);
       if (cookie == null) {
         int slot = usedSlots.nextClearBit(0);
         if (slot >= GrpcLayouts.BINARY_SLOTS) {
-          return;
+          throw new IllegalStateException(
+              "cannot trace " + key + ": " + GrpcLayouts.BINARY_SLOTS + " binaries are traced already");
         }
         usedSlots.set(slot);
         generation = generation == 0xffffffffL ? 1 : generation + 1;
@@ -218,6 +220,7 @@ public final class GrpcProbes implements AutoCloseable {
       });
       b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
       binaries.update(slotKey(cookie), b.array(), BpfMap.BPF_ANY);
+      slotByExe.update(key.toBytes(), slotKey(cookie), BpfMap.BPF_ANY);
     }
   }
 
@@ -225,13 +228,15 @@ public final class GrpcProbes implements AutoCloseable {
   public boolean removeBinary(ExeKey key) {
     synchronized (cookies) {
       Long cookie = cookies.remove(key);
-      if (cookie != null) {
-        // generation 0: a probe still attached with this cookie finds no offsets
-        binaries.update(slotKey(cookie), GrpcLayouts.BINARY.allocate().array(), BpfMap.BPF_ANY);
-        usedSlots.clear((int) (cookie & 0xffffffffL) - 1);
+      if (cookie == null) {
+        return false;
       }
+      slotByExe.delete(key.toBytes());
+      // generation 0: a probe still attached with this cookie finds no offsets
+      binaries.update(slotKey(cookie), GrpcLayouts.BINARY.allocate().array(), BpfMap.BPF_ANY);
+      usedSlots.clear((int) (cookie & 0xffffffffL) - 1);
+      return true;
     }
-    return offsets.delete(key.toBytes());
   }
 
   /**

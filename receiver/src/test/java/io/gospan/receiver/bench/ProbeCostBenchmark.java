@@ -191,14 +191,8 @@ public final class ProbeCostBenchmark {
    * between calls: median over {@code rounds} of (with - without), alternating.
    */
   static double trapCost(int workBytes, int calls, int rounds) throws Exception {
-    Path examples = ExampleApps.repoRoot().resolve("examples");
-    Path trapbench = ExampleApps.repoRoot().resolve("receiver/target/trapbench");
-    ExampleApps.run(List.of("go", "-C", examples.toString(), "build", "-o", trapbench.toString(), "./cmd/trapbench"), 300);
-    long entry;
-    try (io.gospan.offsets.GoBinary g = io.gospan.offsets.GoBinary.open(trapbench)) {
-      entry = g.function("main.Probed").orElseThrow(() -> new IllegalStateException("trapbench has no main.Probed"))
-          .fileOffset();
-    }
+    Path trapbench = trapbench();
+    long entry = probedEntry(trapbench);
     List<String> cmd = List.of(trapbench.toString(), "-n", Integer.toString(calls), "-work-bytes", Integer.toString(workBytes));
     ObjectMapper json = new ObjectMapper();
     List<Double> added = new ArrayList<>();
@@ -213,6 +207,22 @@ public final class ProbeCostBenchmark {
       added.add(with - none);
     }
     return median(added);
+  }
+
+  /** Builds examples/cmd/trapbench into receiver/target (Go on PATH). */
+  static Path trapbench() {
+    Path examples = ExampleApps.repoRoot().resolve("examples");
+    Path trapbench = ExampleApps.repoRoot().resolve("receiver/target/trapbench");
+    ExampleApps.run(List.of("go", "-C", examples.toString(), "build", "-o", trapbench.toString(), "./cmd/trapbench"), 300);
+    return trapbench;
+  }
+
+  /** The file offset of trapbench's main.Probed. */
+  static long probedEntry(Path trapbench) throws java.io.IOException {
+    try (io.gospan.offsets.GoBinary g = io.gospan.offsets.GoBinary.open(trapbench)) {
+      return g.function("main.Probed").orElseThrow(() -> new IllegalStateException("trapbench has no main.Probed"))
+          .fileOffset();
+    }
   }
 
   static final String EMPTY_OBJECT = "receiver/target/bpf-test-resources/io/gospan/bpf/test/empty.bpf.o";

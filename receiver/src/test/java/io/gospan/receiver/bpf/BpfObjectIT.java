@@ -24,10 +24,11 @@ class BpfObjectIT {
   void loadsTheGrpcObjectAndFindsItsProgramsAndMaps() {
     try (BpfObject obj = BpfObject.openResource("grpc.bpf.o").load()) {
       assertThat(obj.programNames()).contains(WRITE_HEADER_PROGRAM);
-      BpfMap offsets = obj.map("go_offsets_by_exe");
-      assertThat(offsets.keySize()).isEqualTo(GrpcLayouts.EXE_KEY.size());
-      assertThat(offsets.valueSize()).isEqualTo(GrpcLayouts.GO_OFFSETS.size());
-      assertThat(offsets.fd()).isPositive();
+      BpfMap slots = obj.map("slot_by_exe");
+      assertThat(slots.keySize()).isEqualTo(GrpcLayouts.EXE_KEY.size());
+      assertThat(slots.valueSize()).isEqualTo(4);
+      assertThat(slots.fd()).isPositive();
+      assertThat(obj.map("binaries").valueSize()).isEqualTo(GrpcLayouts.BINARY.size());
       assertThat(obj.map("events").type()).isEqualTo(BpfMap.BPF_MAP_TYPE_RINGBUF);
       assertThat(obj.map("probe_counters").isPerCpu()).isTrue();
     }
@@ -36,21 +37,21 @@ class BpfObjectIT {
   @Test
   void mapElementsRoundTrip() {
     try (BpfObject obj = BpfObject.openResource("grpc.bpf.o").load()) {
-      BpfMap offsets = obj.map("go_offsets_by_exe");
+      BpfMap slots = obj.map("slot_by_exe");
       byte[] key = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(7).putLong(42).array();
-      byte[] value = new byte[GrpcLayouts.GO_OFFSETS.size()];
+      byte[] value = new byte[4];
       value[0] = 1;
       value[1] = 3;
-      assertThat(offsets.lookup(key)).isEmpty();
-      offsets.update(key, value, BpfMap.BPF_NOEXIST);
-      assertThat(offsets.lookup(key)).hasValueSatisfying(v -> assertThat(v).isEqualTo(value));
-      assertThat(offsets.keys()).hasSize(1);
-      assertThatThrownBy(() -> offsets.update(key, value, BpfMap.BPF_NOEXIST))
+      assertThat(slots.lookup(key)).isEmpty();
+      slots.update(key, value, BpfMap.BPF_NOEXIST);
+      assertThat(slots.lookup(key)).hasValueSatisfying(v -> assertThat(v).isEqualTo(value));
+      assertThat(slots.keys()).hasSize(1);
+      assertThatThrownBy(() -> slots.update(key, value, BpfMap.BPF_NOEXIST))
           .isInstanceOf(BpfException.class)
           .hasMessageContaining("EEXIST");
-      assertThat(offsets.delete(key)).isTrue();
-      assertThat(offsets.delete(key)).isFalse();
-      assertThatThrownBy(() -> offsets.update(new byte[3], value, BpfMap.BPF_ANY))
+      assertThat(slots.delete(key)).isTrue();
+      assertThat(slots.delete(key)).isFalse();
+      assertThatThrownBy(() -> slots.update(new byte[3], value, BpfMap.BPF_ANY))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("keys are 16 bytes");
 

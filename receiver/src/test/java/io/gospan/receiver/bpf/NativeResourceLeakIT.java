@@ -22,7 +22,7 @@ class NativeResourceLeakIT {
   @Test
   void twoHundredOpenAttachCloseCyclesLeaveNothingBehind() throws Exception {
     Path server = ExampleApps.build().resolve("greeter-server");
-    List<String> ourMaps = List.of("go_offsets_by_exe", "header_names", "events", "probe_counters");
+    List<String> ourMaps = List.of("binaries", "slot_by_exe", "header_names", "events", "probe_counters");
     String ourProg = "uprobe_loopy_writer_write_header";
     cycle(server, 0); // warm-up: the JVM opens jars and native libraries once, lazily
     long mapsBefore = countNamed("map", ourMaps);

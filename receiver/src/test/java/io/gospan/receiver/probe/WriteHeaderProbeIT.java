@@ -37,6 +37,17 @@ class WriteHeaderProbeIT {
     examples = ExampleApps.build();
   }
 
+  /** Registers a binary in a slot of {@code binaries} and in {@code slot_by_exe}, as GrpcProbes does. */
+  static void putBinary(BpfObject obj, int slot, Path binary) throws Exception {
+    ByteBuffer b = GrpcLayouts.BINARY.allocate();
+    b.put(GrpcLayouts.BINARY.offset("exe"), ExeKey.of(binary).toBytes());
+    b.putLong(GrpcLayouts.BINARY.offset("generation"), 1);
+    b.put(GrpcLayouts.BINARY.offset("offsets"), TruthOffsets.forBinary(binary).toBytes());
+    byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(slot).array();
+    obj.map("binaries").update(key, b.array(), BpfMap.BPF_ANY);
+    obj.map("slot_by_exe").update(ExeKey.of(binary).toBytes(), key, BpfMap.BPF_ANY);
+  }
+
   @Test
   void recordsCarryStreamIdsEndStreamAndSideReadFromTheGoRegisters() throws Exception {
     Path server = examples.resolve("greeter-server");
@@ -49,9 +60,9 @@ class WriteHeaderProbeIT {
     // every writeHeader is recorded: the server's response headers too (else skipped, counted)
     object.setGlobal("capture_response_headers", new byte[] {1});
     try (BpfObject obj = object.load()) {
-      BpfMap offsets = obj.map("go_offsets_by_exe");
-      offsets.update(ExeKey.of(server).toBytes(), TruthOffsets.forBinary(server).toBytes(), BpfMap.BPF_ANY);
-      offsets.update(ExeKey.of(client).toBytes(), TruthOffsets.forBinary(client).toBytes(), BpfMap.BPF_ANY);
+      // attached without cookies below: the probes find these slots by the executable
+      putBinary(obj, 0, server);
+      putBinary(obj, 1, client);
       BpfProgram prog = obj.program("uprobe_loopy_writer_write_header");
       prog.attachUprobe(server, serverFileOffset, BpfProgram.ALL_PIDS, 0);
       prog.attachUprobe(client, WRITE_HEADER, BpfProgram.ALL_PIDS, 0);
