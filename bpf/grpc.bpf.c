@@ -3,9 +3,10 @@
  * gospan's uprobes on grpc-go's HTTP/2 transport. Entry probes only: Go moves
  * goroutine stacks, so a uretprobe's trampoline return address corrupts them.
  *
- * Each probe hit costs the traced program the uprobe trap (~3.5 us here) plus this
- * code, so the programs read only what spans need: the stream id, END_STREAM, the
- * connection's socket, and the header fields named in `header_names`.
+ * Each probe hit costs the traced program the uprobe trap (~1-2 us on the development VM)
+ * plus this code, whose helper calls cost ~0.1-0.4 us each (docs/benchmarks.md), so the
+ * programs read only what spans need: the stream id, END_STREAM, the connection (its socket
+ * on a stream's start), and the header fields named in `header_names`.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -466,8 +467,12 @@ static __noinline __u8 name_id_of(struct binary *bin, __u64 ptr, __u64 len)
 	__u8 name_id = NAME_NOT_WANTED;
 	__u64 *cached = name_cache_entry(bin, ptr, len);
 
-	if (cached && *cached == name_cache_value(ptr, len, *cached & 0xff))
-		return *cached & 0xff;
+	if (cached) {
+		__u64 entry = *(volatile __u64 *)cached; /* one load: another CPU may replace it */
+
+		if (entry == name_cache_value(ptr, len, entry & 0xff))
+			return entry & 0xff;
+	}
 	VERIFIER_CLAMP(len, 31); /* GOSPAN_NAME_LEN - 1 */
 	if (bpf_probe_read_user(name, len, (void *)ptr))
 		return NAME_NOT_WANTED;

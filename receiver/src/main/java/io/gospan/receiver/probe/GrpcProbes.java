@@ -219,6 +219,8 @@ public final class GrpcProbes implements AutoCloseable {
         b.putLong(GrpcLayouts.BINARY.offset("rodata_end"), r[1]);
       });
       b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
+      // An array slot is written in place: it is complete before anything can find it (probes
+      // attach with its cookie after this returns; slot_by_exe is written after it).
       binaries.update(slotKey(cookie), b.array(), BpfMap.BPF_ANY);
       slotByExe.update(key.toBytes(), slotKey(cookie), BpfMap.BPF_ANY);
     }
