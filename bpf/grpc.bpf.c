@@ -76,6 +76,34 @@ struct {
 	__type(value, __u64);
 } probe_counters SEC(".maps");
 
+/*
+ * Each connection's socket, as the first stream start seen on it read it from the kernel: a
+ * stream's start then copies it from here (a lookup, ~0.1 us) instead of unwrapping the
+ * net.Conn and walking fd -> file -> socket -> sock (three user reads and a kernel read,
+ * ~0.8 us cold, measured). Keyed by the process and the net.Conn's data pointer. An entry is
+ * taken only while the connection's stream ids grow: a connection's starts come one at a
+ * time in stream id order (grpc-go's loopyWriter and reader goroutines, x/net's serve
+ * goroutine: one per connection), and a new connection at a freed one's address starts again
+ * at a low id (1 for grpc-go), so it reads its own socket. The process's start time tells a
+ * reused pid's entry apart. Kernels without BTF task pointers read the socket every time.
+ * (struct conn_key, struct conn_socket: grpc_events.h.)
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* connections; an evicted one's next start reads its socket again */
+	__type(key, struct conn_key);
+	__type(value, struct conn_socket);
+} conn_sockets SEC(".maps");
+
+/* Records sent on this CPU: the ring buffer's fill level is checked once per
+ * WAKEUP_CHECK_EVERY of them (a bpf_ringbuf_query is ~60 ns cold here). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} records_sent SEC(".maps");
+
 /* Bit n set: some name in `header_names` that a request (or a response: headers, trailers)
  * carries is n bytes long. Set by user space before load; a field of another length is skipped
  * without reading its name (a read and a lookup each cost ~0.1 us here): on a request,
@@ -280,34 +308,111 @@ static __always_inline void read_socket_btf(struct header_event *e)
 	e->flags &= ~EVENT_CONN_UNKNOWN;
 }
 
+/* The current process's start time (ns since boot), 0 when unknown. */
+static __always_inline __u64 process_start_ns(void)
+{
+	if (!HAVE_BTF_TASK)
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return task->group_leader->start_time;
+}
+
+/* Fills e's socket from the connection's entry in `conn_sockets`: 1 when it did. */
+static __always_inline int socket_from_cache(const struct conn_key *key, __u64 start, struct header_event *e)
+{
+	struct conn_socket *c;
+
+	if (!start)
+		return 0;
+	c = bpf_map_lookup_elem(&conn_sockets, key);
+	if (!c || c->process_start_ns != start || e->stream_id <= c->last_stream_id)
+		return 0;
+	c->last_stream_id = e->stream_id;
+	e->fd = c->fd;
+	e->family = c->family;
+	e->local_port = c->local_port;
+	e->remote_port = c->remote_port;
+	__builtin_memcpy(e->local_addr, c->local_addr, sizeof(e->local_addr));
+	__builtin_memcpy(e->remote_addr, c->remote_addr, sizeof(e->remote_addr));
+	e->flags &= ~EVENT_CONN_UNKNOWN;
+	return 1;
+}
+
+/* Remembers e's socket (just read from the kernel) for the connection's next starts. */
+static __always_inline void cache_socket(const struct conn_key *key, __u64 start, const struct header_event *e)
+{
+	struct conn_socket c = {
+		.process_start_ns = start,
+		.last_stream_id = e->stream_id,
+		.fd = e->fd,
+		.family = e->family,
+		.local_port = e->local_port,
+		.remote_port = e->remote_port,
+	};
+
+	if (!start || (e->flags & EVENT_CONN_UNKNOWN))
+		return;
+	__builtin_memcpy(c.local_addr, e->local_addr, sizeof(c.local_addr));
+	__builtin_memcpy(c.remote_addr, e->remote_addr, sizeof(c.remote_addr));
+	bpf_map_update_elem(&conn_sockets, key, &c, BPF_ANY);
+}
+
+static __always_inline void read_socket(enum gospan_probe probe, const struct go_offsets *off, struct go_iface conn,
+					struct header_event *e);
+
 /*
  * Fills conn_id, fd and the socket addresses of `e` from a net.Conn interface stored at
- * `iface_addr`. conn_id is the outermost data pointer (the same object on the write and
- * read paths of one connection); the fd is found by unwrapping grpc's syscallConn and
- * crypto/tls.Conn down to *net.TCPConn.
+ * `iface_addr`, or already read (`known`, else NULL). conn_id is the outermost data pointer
+ * (the same object on the write and read paths of one connection); the fd is found by
+ * unwrapping grpc's syscallConn and crypto/tls.Conn down to *net.TCPConn.
  *
  * Only a stream's start needs the socket (`with_socket`): user space keys a stream by (pid,
  * conn_id, stream id) and keeps the start's 4-tuple, so the other events of the stream carry
- * conn_id alone (family 0). The socket costs ~0.8 us a hit here (three reads and the kernel's
- * file, socket and sock), measured.
+ * conn_id alone (family 0). A connection's socket is read once, then copied from
+ * `conn_sockets`. e->stream_id and e->pid are set before.
  */
 static __always_inline void read_conn(enum gospan_probe probe, const struct go_offsets *off,
-				      __u64 iface_addr, int with_socket, struct header_event *e)
+				      __u64 iface_addr, const struct go_iface *known, int with_socket,
+				      struct header_event *e)
 {
 	struct go_iface conn = {};
-	__s64 sysfd = -1;
 
 	if (!with_socket) {
-		if (read_u64(&conn.data, iface_addr + offsetof(struct go_iface, data)) || !conn.data)
-			e->flags |= EVENT_CONN_UNKNOWN;
-		else
+		if (known)
+			conn.data = known->data;
+		else if (read_u64(&conn.data, iface_addr + offsetof(struct go_iface, data)))
+			conn.data = 0;
+		if (conn.data)
 			e->conn_id = conn.data;
+		else
+			e->flags |= EVENT_CONN_UNKNOWN;
 		return;
 	}
 	e->flags |= EVENT_CONN_UNKNOWN;
-	if (bpf_probe_read_user(&conn, sizeof(conn), (void *)iface_addr) || !conn.data)
+	if (known)
+		conn = *known;
+	else if (bpf_probe_read_user(&conn, sizeof(conn), (void *)iface_addr))
+		return;
+	if (!conn.data)
 		return;
 	e->conn_id = conn.data;
+
+	struct conn_key key = {.tgid = e->pid, .conn = conn.data};
+	__u64 start = process_start_ns();
+
+	if (socket_from_cache(&key, start, e))
+		return;
+	read_socket(probe, off, conn, e);
+	cache_socket(&key, start, e);
+}
+
+/* The socket behind a net.Conn interface value, from the kernel, into e (clears
+ * EVENT_CONN_UNKNOWN when it could). */
+static __always_inline void read_socket(enum gospan_probe probe, const struct go_offsets *off, struct go_iface conn,
+					struct header_event *e)
+{
+	__s64 sysfd = -1;
 
 	for (int i = 0; i < GOSPAN_MAX_CONN_WRAPS; i++) {
 		if (conn.tab == off->itab_tcp_conn && off->itab_tcp_conn) {
@@ -583,10 +688,10 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 
 /*
  * Two members of one Go struct at `base`, in one bpf_probe_read_user when they lie within
- * READ_WINDOW bytes of each other (a read costs ~0.1 us here whatever its size up to a few
- * hundred bytes), else in two. Sizes are constants <= 16. Uses `fields_scratch`. 0 on success.
+ * READ_WINDOW bytes of each other (a read costs ~0.1-0.25 us here, little more for a few
+ * hundred bytes than for 8), else in two. Sizes are constants <= 16. Uses `fields_scratch`. 0 on success.
  */
-#define READ_WINDOW 64
+#define READ_WINDOW 128
 static __always_inline int read_members(__u64 base, __s32 off_a, void *a, __u32 size_a, __s32 off_b, void *b,
 					__u32 size_b)
 {
@@ -603,7 +708,7 @@ static __always_inline int read_members(__u64 base, __s32 off_a, void *a, __u32 
 		       bpf_probe_read_user(b, size_b, (void *)(base + off_b));
 	__u64 n = hi - lo;
 
-	VERIFIER_CLAMP(n, 64); /* READ_WINDOW */
+	VERIFIER_CLAMP(n, 128); /* READ_WINDOW */
 	if (n == 0 || bpf_probe_read_user(buf->bytes, n, (void *)(base + lo)))
 		return -1;
 	/* below READ_WINDOW; the mask shows it to the verifier */
@@ -649,8 +754,20 @@ static __always_inline struct header_event *new_event(enum gospan_probe probe, _
 	return e;
 }
 
+#define WAKEUP_CHECK_EVERY 16 /* records per CPU; a power of 2 */
+
+/* Wakes the reader once wakeup_bytes wait in `events`, checked every WAKEUP_CHECK_EVERY
+ * records of a CPU: the reader also drains on its own timer, so a check that comes up to 15
+ * records (< 21 KiB) late costs nothing. */
 static __always_inline __u64 wakeup_flags(void)
 {
+	__u32 zero = 0;
+	__u32 *sent = bpf_map_lookup_elem(&records_sent, &zero);
+
+	if (!wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	if (sent && (++*sent & (WAKEUP_CHECK_EVERY - 1)))
+		return BPF_RB_NO_WAKEUP;
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
 									     : BPF_RB_NO_WAKEUP;
 }
@@ -700,10 +817,17 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 		count(probe, COUNTER_READ_FAILED);
 		return 0;
 	}
+	/* loopyWriter.side and, since grpc-go 1.54, .conn: one read (both within 128 bytes) */
+	struct go_iface iface = {};
+	int have_iface = off->loopy_writer_conn >= 0;
+
 	if (off->loopy_writer_side < 0 ||
-	    bpf_probe_read_user(&side, sizeof(side), (void *)(l + off->loopy_writer_side))) {
+	    (have_iface ? read_members(l, off->loopy_writer_side, &side, sizeof(side), off->loopy_writer_conn, &iface,
+				       sizeof(iface))
+			: bpf_probe_read_user(&side, sizeof(side), (void *)(l + off->loopy_writer_side)))) {
 		count(probe, COUNTER_READ_FAILED);
 		side = SIDE_UNKNOWN;
+		have_iface = have_iface && !bpf_probe_read_user(&iface, sizeof(iface), (void *)(l + off->loopy_writer_conn));
 	}
 	if (side == SIDE_SERVER && !(__u8)end_stream && !capture_response_headers) {
 		count(probe, COUNTER_SKIPPED);
@@ -718,8 +842,8 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	if ((__u8)end_stream)
 		e->flags |= EVENT_END_STREAM;
 
-	if (off->loopy_writer_conn >= 0) {
-		read_conn(probe, off, l + off->loopy_writer_conn, side != SIDE_SERVER, e);
+	if (have_iface) {
+		read_conn(probe, off, 0, &iface, side != SIDE_SERVER, e);
 	} else {
 		/* grpc-go before loopyWriter.conn: l.framer.writer.conn */
 		__u64 framer = 0, writer = 0;
@@ -727,7 +851,7 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 		if (off->loopy_writer_framer >= 0 && off->framer_writer >= 0 && off->buf_writer_conn >= 0 &&
 		    !read_u64(&framer, l + off->loopy_writer_framer) && framer &&
 		    !read_u64(&writer, framer + off->framer_writer) && writer)
-			read_conn(probe, off, writer + off->buf_writer_conn, side != SIDE_SERVER, e);
+			read_conn(probe, off, writer + off->buf_writer_conn, NULL, side != SIDE_SERVER, e);
 		else
 			e->flags |= EVENT_CONN_UNKNOWN;
 	}
@@ -831,7 +955,7 @@ static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_
 		}
 		bpf_map_update_elem(&grpc_server_streams, &k, &one, BPF_ANY);
 	}
-	read_conn(probe, off, t + conn_off, side == SIDE_SERVER, e);
+	read_conn(probe, off, t + conn_off, NULL, side == SIDE_SERVER, e);
 	send(probe, e);
 	return 0;
 }
@@ -977,7 +1101,7 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 	init_event(e, probe, SIDE_SERVER, &exe);
 	e->stream_id = stream_id;
 	e->flags |= EVENT_END_STREAM;
-	read_conn(probe, off, sc + h->server_conn_conn, 0, e);
+	read_conn(probe, off, sc + h->server_conn_conn, NULL, 0, e);
 	bpf_map_update_elem(&pending_trailers, &key, e, BPF_ANY);
 	return 0;
 }

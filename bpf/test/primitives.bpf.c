@@ -32,6 +32,11 @@ struct {
 	__type(value, char[512]);
 } scratch SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} ring SEC(".maps");
+
 SEC("uprobe")
 int prim_empty(struct pt_regs *ctx)
 {
@@ -69,3 +74,11 @@ BOTH(array_lookup, __u32 k = 0, k = i; char *v = bpf_map_lookup_elem(&slots, &k)
 BOTH(ktime, , sum += bpf_ktime_get_ns())
 /* bpf_get_attach_cookie */
 BOTH(attach_cookie, , sum += bpf_get_attach_cookie(ctx))
+/* bpf_get_current_pid_tgid */
+BOTH(pid_tgid, , sum += bpf_get_current_pid_tgid())
+/* the task's tgid through bpf_get_current_task_btf (a BTF pointer load) */
+BOTH(task_btf_tgid, , sum += bpf_get_current_task_btf()->tgid)
+/* a per-CPU array map lookup (the record scratch) */
+BOTH(percpu_lookup, __u32 zero = 0, char *v = bpf_map_lookup_elem(&scratch, &zero); if (v) sum += v[i])
+/* bpf_ringbuf_query of the available data */
+BOTH(ringbuf_query, , sum += bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA))

@@ -242,6 +242,25 @@ public final class GrpcProbes implements AutoCloseable {
   }
 
   /**
+   * The connections whose socket the probes hold (grpc.bpf.c {@code conn_sockets}): {@code
+   * struct conn_key} to {@code struct conn_socket} (GrpcLayouts), little-endian. For tests.
+   */
+  Map<ByteBuffer, ByteBuffer> connectionSockets() {
+    BpfMap map = object.map("conn_sockets");
+    Map<ByteBuffer, ByteBuffer> out = new java.util.LinkedHashMap<>();
+    for (byte[] key : map.keys()) {
+      map.lookup(key).ifPresent(v -> out.put(
+          ByteBuffer.wrap(key).order(ByteOrder.LITTLE_ENDIAN), ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN)));
+    }
+    return out;
+  }
+
+  /** Replaces a {@code conn_sockets} entry (see {@link #connectionSockets()}). For tests. */
+  void putConnectionSocket(ByteBuffer key, ByteBuffer value) {
+    object.map("conn_sockets").update(key.array(), value.array(), 0);
+  }
+
+  /**
    * The name cache of {@code key}'s slot (grpc.bpf.c {@code name_cache_entry}): entries {@code
    * (address << 13) | (length << 8) | id}, 0 unused; empty when the binary has no slot. For tests.
    */

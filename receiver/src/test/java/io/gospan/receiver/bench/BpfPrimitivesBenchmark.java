@@ -39,6 +39,10 @@ public final class BpfPrimitivesBenchmark {
     PRIMITIVES.put("array_lookup", "array map lookup");
     PRIMITIVES.put("ktime", "bpf_ktime_get_ns");
     PRIMITIVES.put("attach_cookie", "bpf_get_attach_cookie");
+    PRIMITIVES.put("pid_tgid", "bpf_get_current_pid_tgid");
+    PRIMITIVES.put("task_btf_tgid", "task->tgid through bpf_get_current_task_btf");
+    PRIMITIVES.put("percpu_lookup", "per-CPU array map lookup");
+    PRIMITIVES.put("ringbuf_query", "bpf_ringbuf_query");
   }
 
   record Condition(String label, int workBytes, int calls, int repetitions) {}
