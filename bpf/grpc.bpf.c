@@ -76,25 +76,6 @@ struct {
 	__type(value, __u64);
 } probe_counters SEC(".maps");
 
-/*
- * Each connection's socket, as the first stream start seen on it read it from the kernel: a
- * stream's start then copies it from here (a lookup, ~0.1 us) instead of unwrapping the
- * net.Conn and walking fd -> file -> socket -> sock (three user reads and a kernel read,
- * ~0.8 us cold, measured). Keyed by the process and the net.Conn's data pointer. An entry is
- * taken only while the connection's stream ids grow: a connection's starts come one at a
- * time in stream id order (grpc-go's loopyWriter and reader goroutines, x/net's serve
- * goroutine: one per connection), and a new connection at a freed one's address starts again
- * at a low id (1 for grpc-go), so it reads its own socket. The process's start time tells a
- * reused pid's entry apart. Kernels without BTF task pointers read the socket every time.
- * (struct conn_key, struct conn_socket: grpc_events.h.)
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384); /* connections; an evicted one's next start reads its socket again */
-	__type(key, struct conn_key);
-	__type(value, struct conn_socket);
-} conn_sockets SEC(".maps");
-
 /* Records sent on this CPU: the ring buffer's fill level is checked once per
  * WAKEUP_CHECK_EVERY of them (a bpf_ringbuf_query is ~60 ns cold here). */
 struct {
@@ -308,59 +289,6 @@ static __always_inline void read_socket_btf(struct header_event *e)
 	e->flags &= ~EVENT_CONN_UNKNOWN;
 }
 
-/* The current process's start time (ns since boot), 0 when unknown. */
-static __always_inline __u64 process_start_ns(void)
-{
-	if (!HAVE_BTF_TASK)
-		return 0;
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	return task->group_leader->start_time;
-}
-
-/* Fills e's socket from the connection's entry in `conn_sockets`: 1 when it did. */
-static __always_inline int socket_from_cache(const struct conn_key *key, __u64 start, struct header_event *e)
-{
-	struct conn_socket *c;
-
-	if (!start)
-		return 0;
-	c = bpf_map_lookup_elem(&conn_sockets, key);
-	if (!c || c->process_start_ns != start || e->stream_id <= c->last_stream_id)
-		return 0;
-	c->last_stream_id = e->stream_id;
-	e->fd = c->fd;
-	e->family = c->family;
-	e->local_port = c->local_port;
-	e->remote_port = c->remote_port;
-	__builtin_memcpy(e->local_addr, c->local_addr, sizeof(e->local_addr));
-	__builtin_memcpy(e->remote_addr, c->remote_addr, sizeof(e->remote_addr));
-	e->flags &= ~EVENT_CONN_UNKNOWN;
-	return 1;
-}
-
-/* Remembers e's socket (just read from the kernel) for the connection's next starts. */
-static __always_inline void cache_socket(const struct conn_key *key, __u64 start, const struct header_event *e)
-{
-	struct conn_socket c = {
-		.process_start_ns = start,
-		.last_stream_id = e->stream_id,
-		.fd = e->fd,
-		.family = e->family,
-		.local_port = e->local_port,
-		.remote_port = e->remote_port,
-	};
-
-	if (!start || (e->flags & EVENT_CONN_UNKNOWN))
-		return;
-	__builtin_memcpy(c.local_addr, e->local_addr, sizeof(c.local_addr));
-	__builtin_memcpy(c.remote_addr, e->remote_addr, sizeof(c.remote_addr));
-	bpf_map_update_elem(&conn_sockets, key, &c, BPF_ANY);
-}
-
-static __always_inline void read_socket(enum gospan_probe probe, const struct go_offsets *off, struct go_iface conn,
-					struct header_event *e);
-
 /*
  * Fills conn_id, fd and the socket addresses of `e` from a net.Conn interface stored at
  * `iface_addr`, or already read (`known`, else NULL). conn_id is the outermost data pointer
@@ -369,14 +297,17 @@ static __always_inline void read_socket(enum gospan_probe probe, const struct go
  *
  * Only a stream's start needs the socket (`with_socket`): user space keys a stream by (pid,
  * conn_id, stream id) and keeps the start's 4-tuple, so the other events of the stream carry
- * conn_id alone (family 0). A connection's socket is read once, then copied from
- * `conn_sockets`. e->stream_id and e->pid are set before.
+ * conn_id alone (family 0). The socket is three user reads and the kernel's file, socket and
+ * sock, all hot (the goroutine has just used the socket): ~0.15-0.3 us a start in the running
+ * server, measured. Caching it per connection in a map saved 2-3 % of the BPF time
+ * (scripts/bench-probes.sh with BASELINE_REV): not kept, and the 4-tuple stays as it is now.
  */
 static __always_inline void read_conn(enum gospan_probe probe, const struct go_offsets *off,
 				      __u64 iface_addr, const struct go_iface *known, int with_socket,
 				      struct header_event *e)
 {
 	struct go_iface conn = {};
+	__s64 sysfd = -1;
 
 	if (!with_socket) {
 		if (known)
@@ -397,22 +328,6 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct go_o
 	if (!conn.data)
 		return;
 	e->conn_id = conn.data;
-
-	struct conn_key key = {.tgid = e->pid, .conn = conn.data};
-	__u64 start = process_start_ns();
-
-	if (socket_from_cache(&key, start, e))
-		return;
-	read_socket(probe, off, conn, e);
-	cache_socket(&key, start, e);
-}
-
-/* The socket behind a net.Conn interface value, from the kernel, into e (clears
- * EVENT_CONN_UNKNOWN when it could). */
-static __always_inline void read_socket(enum gospan_probe probe, const struct go_offsets *off, struct go_iface conn,
-					struct header_event *e)
-{
-	__s64 sysfd = -1;
 
 	for (int i = 0; i < GOSPAN_MAX_CONN_WRAPS; i++) {
 		if (conn.tab == off->itab_tcp_conn && off->itab_tcp_conn) {
@@ -688,7 +603,7 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 
 /*
  * Two members of one Go struct at `base`, in one bpf_probe_read_user when they lie within
- * READ_WINDOW bytes of each other (a read costs ~0.1-0.25 us here, little more for a few
+ * READ_WINDOW bytes of each other (a read costs ~0.1-0.4 us here, little more for a few
  * hundred bytes than for 8), else in two. Sizes are constants <= 16. Uses `fields_scratch`. 0 on success.
  */
 #define READ_WINDOW 128

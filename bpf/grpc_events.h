@@ -172,27 +172,6 @@ struct binary {
 };
 _Static_assert(sizeof(struct binary) == 40 + 8 * GOSPAN_NAME_CACHE_SLOTS + 440, "struct binary is 736 bytes");
 
-/* Keys and values of `conn_sockets` (grpc.bpf.c): a connection's socket, read once. */
-struct conn_key {
-	__u32 tgid;
-	__u32 _pad;
-	__u64 conn; /* the net.Conn's data pointer (header_event.conn_id) */
-};
-_Static_assert(sizeof(struct conn_key) == 16, "struct conn_key is 16 bytes");
-
-struct conn_socket {
-	__u64 process_start_ns; /* task->group_leader->start_time: a reused pid's entry is not taken */
-	__u32 last_stream_id;   /* the latest start's stream id: the entry is taken only for higher ones */
-	__s32 fd;
-	__u16 family;
-	__u16 local_port;
-	__u16 remote_port;
-	__u16 _pad;
-	__u8 local_addr[16];
-	__u8 remote_addr[16];
-};
-_Static_assert(sizeof(struct conn_socket) == 56, "struct conn_socket is 56 bytes");
-
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
 	EVENT_CONN_UNKNOWN = 1 << 1,     /* the connection (conn_id; on a stream's start, its socket) could not be identified */

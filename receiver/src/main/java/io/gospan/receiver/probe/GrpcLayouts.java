@@ -99,24 +99,6 @@ public final class GrpcLayouts {
           .struct("offsets", GO_OFFSETS)
           .build(40 + 8 * 32 + 440);
 
-  /** {@code struct conn_key}: a key of {@code conn_sockets}, a connection of a process. */
-  public static final StructLayout CONN_KEY =
-      StructLayout.builder("conn_key").u32("tgid").u32("_pad").u64("conn").build(16);
-
-  /** {@code struct conn_socket}: a value of {@code conn_sockets}, the connection's socket as first read. */
-  public static final StructLayout CONN_SOCKET =
-      StructLayout.builder("conn_socket")
-          .u64("process_start_ns")
-          .u32("last_stream_id")
-          .s32("fd")
-          .u16("family")
-          .u16("local_port")
-          .u16("remote_port")
-          .u16("_pad")
-          .bytes("local_addr", 16)
-          .bytes("remote_addr", 16)
-          .build(56);
-
   /** Slots of the {@code binaries} map (its {@code max_entries}). */
   public static final int BINARY_SLOTS = 1024;
 
@@ -164,6 +146,6 @@ public final class GrpcLayouts {
 
   /** Every layout of the contract, for the BTF check. */
   public static List<StructLayout> all() {
-    return List.of(GO_LOC, EXE_KEY, HTTP_SERVER_OFFSETS, GO_OFFSETS, BINARY, CONN_KEY, CONN_SOCKET, HEADER_FIELD, HEADER_EVENT);
+    return List.of(GO_LOC, EXE_KEY, HTTP_SERVER_OFFSETS, GO_OFFSETS, BINARY, HEADER_FIELD, HEADER_EVENT);
   }
 }

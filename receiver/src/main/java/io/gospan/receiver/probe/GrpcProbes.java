@@ -118,6 +118,14 @@ public final class GrpcProbes implements AutoCloseable {
     return open(OBJECT, names, ringBufferBytes, sink, newProcesses, rawTap);
   }
 
+  /**
+   * As {@link #open(HeaderNames, int, Consumer)}, from another build of grpc.bpf.c under {@link
+   * BpfObject#RESOURCE_DIR} (a benchmark's baseline, e.g. an earlier commit's).
+   */
+  public static GrpcProbes open(String object, HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink) {
+    return open(object, names, ringBufferBytes, sink, (pid, exe) -> { }, null);
+  }
+
   /** As above, from another build of grpc.bpf.c under {@link BpfObject#RESOURCE_DIR} (tests). */
   static GrpcProbes open(
       String object,
@@ -239,25 +247,6 @@ public final class GrpcProbes implements AutoCloseable {
       usedSlots.clear((int) (cookie & 0xffffffffL) - 1);
       return true;
     }
-  }
-
-  /**
-   * The connections whose socket the probes hold (grpc.bpf.c {@code conn_sockets}): {@code
-   * struct conn_key} to {@code struct conn_socket} (GrpcLayouts), little-endian. For tests.
-   */
-  Map<ByteBuffer, ByteBuffer> connectionSockets() {
-    BpfMap map = object.map("conn_sockets");
-    Map<ByteBuffer, ByteBuffer> out = new java.util.LinkedHashMap<>();
-    for (byte[] key : map.keys()) {
-      map.lookup(key).ifPresent(v -> out.put(
-          ByteBuffer.wrap(key).order(ByteOrder.LITTLE_ENDIAN), ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN)));
-    }
-    return out;
-  }
-
-  /** Replaces a {@code conn_sockets} entry (see {@link #connectionSockets()}). For tests. */
-  void putConnectionSocket(ByteBuffer key, ByteBuffer value) {
-    object.map("conn_sockets").update(key.array(), value.array(), 0);
   }
 
   /**

@@ -29,12 +29,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * gospan's added CPU is compared against it per round. Needs root and kernel.bpf_stats_enabled
  * (set here, restored after).
  *
- * <p>Run: {@code scripts/bench-probes.sh [calls-per-round] [rounds]}.
+ * <p>Run: {@code scripts/bench-probes.sh [calls-per-round] [rounds] [calls-in-flight]}; with {@code
+ * BASELINE_REV=<git rev>} the script also builds that commit's grpc.bpf.c (env {@code
+ * GOSPAN_BENCH_BASELINE}, a resource name) and this class runs it as a fourth configuration.
  */
 public final class ProbeCostBenchmark {
   private ProbeCostBenchmark() {}
 
-  enum Mode { NONE, EMPTY, GOSPAN }
+  enum Mode { NONE, EMPTY, BASELINE, GOSPAN }
+
+  /** A baseline build of grpc.bpf.c under the resource directory (scripts/bench-probes.sh, BASELINE_REV), or null. */
+  static final String BASELINE = System.getenv("GOSPAN_BENCH_BASELINE");
 
   /** grpc-go's own transport probes: what a gRPC call through grpc-go's server and client hits. */
   static final List<GrpcProbe> TRANSPORT =
@@ -65,6 +70,9 @@ public final class ProbeCostBenchmark {
       ExampleApps.runClient(dir, s.address(), "-rpc", "unary", "-n", "500"); // warm-up
       for (int round = 0; round < rounds; round++) {
         for (Mode mode : Mode.values()) {
+          if (mode == Mode.BASELINE && BASELINE == null) {
+            continue;
+          }
           BpfObject empty = null;
           GrpcProbes probes = null;
           AtomicLong events = new AtomicLong();
@@ -77,8 +85,10 @@ public final class ProbeCostBenchmark {
                       b, GrpcProbes.probeFileOffset(b, GoTruth.fileOffset(truth.get(b), p.function())), BpfProgram.ALL_PIDS, 0);
                 }
               }
-            } else if (mode == Mode.GOSPAN) {
-              probes = GrpcProbes.open(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet());
+            } else if (mode == Mode.GOSPAN || mode == Mode.BASELINE) {
+              probes = mode == Mode.GOSPAN
+                  ? GrpcProbes.open(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet())
+                  : GrpcProbes.open(BASELINE, HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet());
               for (Path b : truth.keySet()) {
                 probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b), readOnlyData(b));
                 for (GrpcProbe p : TRANSPORT) {
@@ -109,7 +119,8 @@ public final class ProbeCostBenchmark {
             long cnt = 0;
             long ns = 0;
             for (String prog : after.keySet()) {
-              boolean ours = mode == Mode.GOSPAN && prog.startsWith("uprobe_") && !prog.equals("uprobe_empty");
+              boolean ours = (mode == Mode.GOSPAN || mode == Mode.BASELINE) && prog.startsWith("uprobe_")
+                  && !prog.equals("uprobe_empty");
               boolean emptyProg = mode == Mode.EMPTY && prog.equals("uprobe_empty");
               if (!ours && !emptyProg) {
                 continue;
@@ -120,7 +131,8 @@ public final class ProbeCostBenchmark {
               cnt += dc;
               ns += dn;
               if (ours && dc > 0) {
-                perProgram.computeIfAbsent(prog, k -> new ArrayList<>()).add((double) dn / dc);
+                perProgram.computeIfAbsent((mode == Mode.BASELINE ? "baseline " : "") + prog, k -> new ArrayList<>())
+                    .add((double) dn / dc);
               }
             }
             if (mode != Mode.NONE) {
@@ -151,7 +163,16 @@ public final class ProbeCostBenchmark {
     double ours = median(nsPerHit.get(Mode.GOSPAN));
     System.out.printf("BPF run time per hit (median of rounds): empty program %.0f ns, gospan %.0f ns (%.1fx)%n",
         empty, ours, ours / empty);
-    perProgram.forEach((prog, v) -> System.out.printf("  %-40s %.0f ns/hit%n", prog, median(v)));
+    perProgram.forEach((prog, v) -> System.out.printf("  %-49s %.0f ns/hit%n", prog, median(v)));
+    if (BASELINE != null) {
+      List<Double> ratios = new ArrayList<>();
+      for (int i = 0; i < nsPerHit.get(Mode.GOSPAN).size(); i++) {
+        ratios.add(nsPerHit.get(Mode.GOSPAN).get(i) / nsPerHit.get(Mode.BASELINE).get(i));
+      }
+      System.out.printf("baseline (%s) %.0f ns per hit; gospan / baseline per round: median %.3f (rounds: %s)%n",
+          System.getenv().getOrDefault("BASELINE_REV", BASELINE), median(nsPerHit.get(Mode.BASELINE)), median(ratios),
+          ratios.stream().map(r -> String.format("%.3f", r)).toList());
+    }
     System.out.printf("target CPU per call (server + client, median; +-10%% between rounds, too noisy for a"
             + " microsecond floor): no probes %.1f us, empty probes %.1f us, gospan %.1f us%n",
         median(cpuNsPerCall.get(Mode.NONE)) / 1000, median(cpuNsPerCall.get(Mode.EMPTY)) / 1000,

@@ -9,7 +9,6 @@ import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.testing.ExampleApps;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -402,95 +401,6 @@ class GrpcProbesIT {
       }
       assertThat(session.probes.counters().values()).allSatisfy(pc -> assertThat(pc.ringBufferFull()).isZero());
     }
-  }
-
-  @Test
-  void connectionsOneAfterAnotherEachCarryTheirOwnSocketThoughTheProbesReadItOncePerConnection() throws Exception {
-    // GOGC=1: the server collects garbage all the time, so a closed connection's objects are
-    // freed and a later connection may be allocated at the same address (the same conn id)
-    try (ProbeSession session = new ProbeSession().trace(examples.resolve("greeter-server")).trace(examples.resolve("greeter-client"));
-        ExampleApps.Server s = ExampleApps.startServer(examples, Map.of("GOGC", "1"))) {
-      int clientsRun = 20;
-      for (int i = 0; i < clientsRun; i++) {
-        ExampleApps.runClient(examples, s.address(), "-rpc", "unary", "-n", "3");
-      }
-      List<Stream> all = streams(session.pollUntil(endsSeen(3 * clientsRun, 3 * clientsRun), 30_000));
-      List<Stream> clients = all.stream().filter(x -> x.side() == Side.CLIENT).collect(Collectors.toList());
-      List<Stream> servers = all.stream().filter(x -> x.side() == Side.SERVER).collect(Collectors.toList());
-      assertThat(clients).hasSize(3 * clientsRun);
-      assertThat(servers).hasSize(3 * clientsRun);
-      for (Stream c : clients) {
-        peer(c, all); // exactly one server stream with its stream id mirrors its socket
-      }
-      // each connection's streams 1, 3, 5 carry its socket: 3 and 5 from the probes' cache
-      Map<Object, List<Integer>> idsBySocket = servers.stream().collect(Collectors.groupingBy(
-          x -> x.events().get(0).sockets(), LinkedHashMap::new, Collectors.mapping(Stream::streamId, Collectors.toList())));
-      assertThat(idsBySocket).hasSize(clientsRun).allSatisfy((socket, ids) -> assertThat(ids).containsExactly(1, 3, 5));
-      long serverConnIds = servers.stream().map(Stream::connId).distinct().count();
-      System.out.printf("%d server connections one after another had %d distinct conn ids%n", clientsRun, serverConnIds);
-      assertThat(session.probes.connectionSockets()).isNotEmpty();
-    }
-  }
-
-  @Test
-  void aConnectionsSocketIsReadAtItsFirstStartThenTakenFromTheCacheWhileItsStreamIdsGrow() throws Exception {
-    try (ProbeSession session = new ProbeSession().trace(examples.resolve("greeter-server"));
-        ExampleApps.Server s = ExampleApps.startServer(examples)) {
-      // three calls a second apart on one connection: streams 1, 3, 5
-      java.util.concurrent.CompletableFuture<JsonNode> client = java.util.concurrent.CompletableFuture.supplyAsync(
-          () -> ExampleApps.runClient(examples, s.address(), "-rpc", "unary", "-n", "3", "-rate", "1"));
-      HeaderEvent first = serverStart(session, 1);
-      int realPort = first.sockets().remote().getPort();
-      Map.Entry<ByteBuffer, ByteBuffer> entry = connSocket(session, (int) s.pid(), first.connectionId());
-      ByteBuffer value = entry.getValue();
-      assertThat(value.getInt(GrpcLayouts.CONN_SOCKET.offset("last_stream_id"))).isEqualTo(1);
-      assertThat(value.getInt(GrpcLayouts.CONN_SOCKET.offset("fd"))).isEqualTo(first.fd());
-      assertThat(Short.toUnsignedInt(value.getShort(GrpcLayouts.CONN_SOCKET.offset("remote_port")))).isEqualTo(realPort);
-      assertThat(Short.toUnsignedInt(value.getShort(GrpcLayouts.CONN_SOCKET.offset("local_port"))))
-          .isEqualTo(first.sockets().local().getPort());
-
-      // a forged port in the entry: stream 3 (above the entry's last stream id) takes it, unread
-      ByteBuffer forged = copy(value).putShort(GrpcLayouts.CONN_SOCKET.offset("remote_port"), (short) 1);
-      session.probes.putConnectionSocket(entry.getKey(), forged);
-      HeaderEvent second = serverStart(session, 3);
-      assertThat(second.connectionId()).isEqualTo(first.connectionId());
-      assertThat(second.sockets().remote().getPort()).isEqualTo(1);
-      assertThat(second.fd()).isEqualTo(first.fd());
-
-      // the entry's last stream id above the next start's, as a new connection at a freed one's
-      // address would see: stream 5 reads the socket again and renews the entry
-      session.probes.putConnectionSocket(entry.getKey(), copy(forged).putInt(GrpcLayouts.CONN_SOCKET.offset("last_stream_id"), 1000));
-      HeaderEvent third = serverStart(session, 5);
-      assertThat(third.sockets().remote().getPort()).isEqualTo(realPort);
-      ByteBuffer renewed = connSocket(session, (int) s.pid(), first.connectionId()).getValue();
-      assertThat(renewed.getInt(GrpcLayouts.CONN_SOCKET.offset("last_stream_id"))).isEqualTo(5);
-      assertThat(Short.toUnsignedInt(renewed.getShort(GrpcLayouts.CONN_SOCKET.offset("remote_port")))).isEqualTo(realPort);
-      assertThat(client.get(30, java.util.concurrent.TimeUnit.SECONDS).path("codes").path("OK").asInt()).isEqualTo(3);
-    }
-  }
-
-  /** The server's start event of stream {@code streamId}, once it has come. */
-  private static HeaderEvent serverStart(ProbeSession session, int streamId) {
-    Predicate<HeaderEvent> wanted = e -> e.probe() == ProbeKind.HTTP2_SERVER_OPERATE_HEADERS && e.streamId() == streamId;
-    List<HeaderEvent> events = session.pollUntil(l -> l.stream().anyMatch(wanted), 10_000);
-    HeaderEvent e = events.stream().filter(wanted).findFirst().orElseThrow(
-        () -> new AssertionError("no server start of stream " + streamId + " in " + events));
-    assertThat(e.sockets()).as("stream %d's socket", streamId).isNotNull();
-    return e;
-  }
-
-  /** The {@code conn_sockets} entry of a connection. */
-  private static Map.Entry<ByteBuffer, ByteBuffer> connSocket(ProbeSession session, int pid, long connId) {
-    List<Map.Entry<ByteBuffer, ByteBuffer>> found = session.probes.connectionSockets().entrySet().stream()
-        .filter(en -> en.getKey().getInt(GrpcLayouts.CONN_KEY.offset("tgid")) == pid
-            && en.getKey().getLong(GrpcLayouts.CONN_KEY.offset("conn")) == connId)
-        .collect(Collectors.toList());
-    assertThat(found).as("conn_sockets entries of pid %d connection %x", pid, connId).hasSize(1);
-    return found.get(0);
-  }
-
-  private static ByteBuffer copy(ByteBuffer b) {
-    return ByteBuffer.wrap(b.array().clone()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
   }
 
   @Test
