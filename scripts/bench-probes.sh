@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Probe cost benchmark: BPF run time per hit of gospan's programs against an empty program
 # on the same functions, and the example client's latency with no / empty / gospan probes.
-# Usage: scripts/bench-probes.sh [calls-per-round] [rounds] [calls-in-flight]   (root; prints a table)
+# Usage: scripts/bench-probes.sh [calls-per-round] [rounds] [calls-in-flight] [GOMAXPROCS]   (root; prints a table)
 #   BASELINE_REV=<git rev>: also runs that commit's grpc.bpf.c, alternating with this one, and
 #   prints the ratio per round (an A/B of a change, the machine's drift cancelled out).
 set -euo pipefail

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * gospan's added CPU is compared against it per round. Needs root and kernel.bpf_stats_enabled
  * (set here, restored after).
  *
- * <p>Run: {@code scripts/bench-probes.sh [calls-per-round] [rounds] [calls-in-flight]}; with {@code
+ * <p>Run: {@code scripts/bench-probes.sh [calls-per-round] [rounds] [calls-in-flight] [GOMAXPROCS]}; with {@code
  * BASELINE_REV=<git rev>} the script also builds that commit's grpc.bpf.c (env {@code
  * GOSPAN_BENCH_BASELINE}, a resource name) and this class runs it as a fourth configuration.
  */
@@ -66,8 +66,11 @@ public final class ProbeCostBenchmark {
     Map<Mode, List<Double>> nsPerHit = new LinkedHashMap<>();
     Map<String, List<Double>> perProgram = new LinkedHashMap<>();
     long hitsPerCall = -1;
-    try (ExampleApps.Server s = ExampleApps.startServer(dir)) {
-      ExampleApps.runClient(dir, s.address(), "-rpc", "unary", "-n", "500"); // warm-up
+    // GOMAXPROCS for the server and the client (default: the cores): 1 keeps the Go scheduler's
+    // idle spinning, most of the whole-process CPU noise, out of the measurement
+    Map<String, String> goEnv = args.length > 3 ? Map.of("GOMAXPROCS", args[3]) : Map.of();
+    try (ExampleApps.Server s = ExampleApps.startServer(dir, goEnv)) {
+      ExampleApps.runClient(dir, goEnv, s.address(), "-rpc", "unary", "-n", "500"); // warm-up
       for (int round = 0; round < rounds; round++) {
         for (Mode mode : Mode.values()) {
           if (mode == Mode.BASELINE && BASELINE == null) {
@@ -108,7 +111,7 @@ public final class ProbeCostBenchmark {
             Map<String, long[]> before = progStats();
             long serverCpu0 = cpuNs(s.pid());
             JsonNode r = ExampleApps.runClient(
-                dir, s.address(), "-rpc", "unary", "-n", Integer.toString(calls), "-concurrency", Integer.toString(concurrency));
+                dir, goEnv, s.address(), "-rpc", "unary", "-n", Integer.toString(calls), "-concurrency", Integer.toString(concurrency));
             long serverCpu = cpuNs(s.pid()) - serverCpu0;
             Map<String, long[]> after = progStats();
             double clientCpu = (r.path("cpu_user_ms").asDouble() + r.path("cpu_sys_ms").asDouble()) * 1e6;
@@ -156,8 +159,8 @@ public final class ProbeCostBenchmark {
     } finally {
       Files.writeString(Path.of("/proc/sys/kernel/bpf_stats_enabled"), statsBefore);
     }
-    System.out.printf("probe cost benchmark: %d unary calls per round, %d in flight, %d rounds, %d cores%n",
-        calls, concurrency, rounds, Runtime.getRuntime().availableProcessors());
+    System.out.printf("probe cost benchmark: %d unary calls per round, %d in flight, %d rounds, %d cores, GOMAXPROCS %s%n",
+        calls, concurrency, rounds, Runtime.getRuntime().availableProcessors(), goEnv.getOrDefault("GOMAXPROCS", "default"));
     System.out.printf("probe hits per unary call (client + server): %d%n", hitsPerCall);
     double empty = median(nsPerHit.get(Mode.EMPTY));
     double ours = median(nsPerHit.get(Mode.GOSPAN));
@@ -177,6 +180,19 @@ public final class ProbeCostBenchmark {
             + " microsecond floor): no probes %.1f us, empty probes %.1f us, gospan %.1f us%n",
         median(cpuNsPerCall.get(Mode.NONE)) / 1000, median(cpuNsPerCall.get(Mode.EMPTY)) / 1000,
         median(cpuNsPerCall.get(Mode.GOSPAN)) / 1000);
+    // The same per round (the three configurations ran back to back: the machine's drift between
+    // rounds cancels out): CPU the empty probes and gospan's add over none, and their ratio.
+    List<Double> addedEmpty = new ArrayList<>();
+    List<Double> addedOurs = new ArrayList<>();
+    List<Double> roundRatios = new ArrayList<>();
+    for (int i = 0; i < cpuNsPerCall.get(Mode.NONE).size(); i++) {
+      double none = cpuNsPerCall.get(Mode.NONE).get(i);
+      addedEmpty.add(cpuNsPerCall.get(Mode.EMPTY).get(i) - none);
+      addedOurs.add(cpuNsPerCall.get(Mode.GOSPAN).get(i) - none);
+      roundRatios.add(addedOurs.get(i) / addedEmpty.get(i));
+    }
+    System.out.printf("target CPU added per call, per round (us): empty probes %s; gospan %s; gospan / empty: median %.2f (%s)%n",
+        format(addedEmpty, 1000), format(addedOurs, 1000), median(roundRatios), format(roundRatios, 1));
     // The floor: what an empty uprobe hit costs the traced program (trap + empty program),
     // measured on trapbench: exactly with hot caches; with a working set between calls, as a
     // real program's hits meet them, less exactly (the working set's own time varies).
@@ -279,6 +295,10 @@ public final class ProbeCostBenchmark {
       throw new IllegalStateException("bpftool prog show failed", e);
     }
     return out;
+  }
+
+  private static String format(List<Double> v, double divisor) {
+    return v.stream().map(x -> String.format("%.1f", x / divisor)).toList().toString();
   }
 
   static double median(List<Double> v) {
