@@ -176,8 +176,8 @@ public final class ProbeCostBenchmark {
           System.getenv().getOrDefault("BASELINE_REV", BASELINE), median(nsPerHit.get(Mode.BASELINE)), median(ratios),
           ratios.stream().map(r -> String.format("%.3f", r)).toList());
     }
-    System.out.printf("target CPU per call (server + client, median; +-10%% between rounds, too noisy for a"
-            + " microsecond floor): no probes %.1f us, empty probes %.1f us, gospan %.1f us%n",
+    System.out.printf("target CPU per call (server + client, median; with the default GOMAXPROCS +-10%% between rounds,"
+            + " too noisy for a microsecond floor): no probes %.1f us, empty probes %.1f us, gospan %.1f us%n",
         median(cpuNsPerCall.get(Mode.NONE)) / 1000, median(cpuNsPerCall.get(Mode.EMPTY)) / 1000,
         median(cpuNsPerCall.get(Mode.GOSPAN)) / 1000);
     // The same per round (the three configurations ran back to back: the machine's drift between
