@@ -16,10 +16,18 @@ final class Bpftool {
   static JsonNode list(String what) {
     ProcessBuilder pb = new ProcessBuilder("bpftool", "-j", what, "list");
     pb.redirectErrorStream(false);
+    // no stdin pipe, and stdout and stderr closed before returning: NativeResourceLeakIT counts
+    // this JVM's fds, and a Process's pipes otherwise stay open until a GC cleans them up
+    pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     try {
       Process p = pb.start();
-      byte[] out = p.getInputStream().readAllBytes();
-      String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      byte[] out;
+      String err;
+      try (var stdout = p.getInputStream();
+          var stderr = p.getErrorStream()) {
+        out = stdout.readAllBytes();
+        err = new String(stderr.readAllBytes(), StandardCharsets.UTF_8);
+      }
       if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
         throw new AssertionError("bpftool " + what + " list failed: " + err);
       }

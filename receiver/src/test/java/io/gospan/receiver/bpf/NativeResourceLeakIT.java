@@ -25,10 +25,12 @@ class NativeResourceLeakIT {
     List<String> ourMaps = List.of("binaries", "slot_by_exe", "header_names", "events", "probe_counters");
     String ourProg = "uprobe_loopy_writer_write_header";
     cycle(server, 0); // warm-up: the JVM opens jars and native libraries once, lazily
-    long mapsBefore = countNamed("map", ourMaps);
-    long progsBefore = countNamed("prog", List.of(ourProg));
-    long linksBefore = Bpftool.list("link").size();
-    long fdsBefore = openFds();
+    // the kernel frees the warm-up's maps, program and links from deferred work: count once
+    // they are gone
+    long mapsBefore = settled(() -> countNamed("map", ourMaps));
+    long progsBefore = settled(() -> countNamed("prog", List.of(ourProg)));
+    long linksBefore = settled(() -> Bpftool.list("link").size());
+    List<String> fdsBefore = openFds();
 
     try (BpfObject obj = BpfObject.openResource("grpc.bpf.o").load();
         BpfLink link = obj.program(ourProg).attachUprobe(server, WRITE_HEADER, BpfProgram.ALL_PIDS, 0)) {
@@ -40,16 +42,21 @@ class NativeResourceLeakIT {
       cycle(server, i);
     }
 
-    // The kernel frees a map from a work queue after its last reference goes: allow it a
-    // moment (bounded) before calling what is still listed a leak.
+    // The kernel frees maps, programs and links from deferred work after their last reference
+    // goes: allow it a moment (bounded) before calling what is still listed a leak.
     long deadline = System.nanoTime() + 10_000_000_000L;
-    while (countNamed("map", ourMaps) > mapsBefore && System.nanoTime() < deadline) {
+    while ((countNamed("map", ourMaps) > mapsBefore || countNamed("prog", List.of(ourProg)) > progsBefore
+            || Bpftool.list("link").size() > linksBefore)
+        && System.nanoTime() < deadline) {
       Thread.sleep(100);
     }
     assertThat(countNamed("map", ourMaps)).as("our maps left in the kernel").isEqualTo(mapsBefore);
     assertThat(countNamed("prog", List.of(ourProg))).as("our programs left").isEqualTo(progsBefore);
     assertThat(Bpftool.list("link").size()).as("links left").isEqualTo(linksBefore);
-    assertThat(openFds()).as("fds of this JVM").isLessThanOrEqualTo(fdsBefore + 2);
+    List<String> fdsAfter = openFds();
+    assertThat(fdsAfter.size())
+        .as("fds of this JVM, before: %s; after: %s", fdsBefore, fdsAfter)
+        .isLessThanOrEqualTo(fdsBefore.size() + 2);
   }
 
   /** Open, load, attach, open a ring buffer, close: half the links explicitly, half by the object. */
@@ -69,6 +76,20 @@ class NativeResourceLeakIT {
     }
   }
 
+  /** A count once it has stopped changing: the same 3 times, 200 ms apart (at most 10 s). */
+  private static long settled(java.util.function.LongSupplier count) throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    long last = count.getAsLong();
+    int same = 1;
+    while (same < 3 && System.nanoTime() < deadline) {
+      Thread.sleep(200);
+      long now = count.getAsLong();
+      same = now == last ? same + 1 : 1;
+      last = now;
+    }
+    return last;
+  }
+
   private static long countNamed(String what, List<String> names) {
     long n = 0;
     for (JsonNode node : Bpftool.list(what)) {
@@ -82,9 +103,19 @@ class NativeResourceLeakIT {
     return n;
   }
 
-  private static long openFds() throws Exception {
+  /** What this JVM's fds point to ({@code /proc/self/fd}), sorted. */
+  private static List<String> openFds() throws Exception {
+    List<String> targets = new java.util.ArrayList<>();
     try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
-      return s.count();
+      for (Path fd : s.toList()) {
+        try {
+          targets.add(Files.readSymbolicLink(fd).toString());
+        } catch (java.io.IOException e) {
+          targets.add("?"); // the listing's own fd, closed by now
+        }
+      }
     }
+    java.util.Collections.sort(targets);
+    return targets;
   }
 }
