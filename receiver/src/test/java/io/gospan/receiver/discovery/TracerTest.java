@@ -29,7 +29,9 @@ class TracerTest {
   @Test
   void aNonGoProcessIsInspectedOnceAndAReusedPidIsConsideredAgain() throws Exception {
     process(100, 5000, "/bin/true");
-    Tracer tracer = new Tracer(new ProcFs(proc), ProcessSelector.all(), null, new Tracer.Listener() {}, 16);
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
+        io.gospan.offsets.resolve.Preference.DWARF)) {
     tracer.scan();
     tracer.scan();
     assertThat(tracer.inspections()).isEqualTo(1);
@@ -41,6 +43,7 @@ class TracerTest {
     assertThat(tracer.inspections()).as("the new process behind pid 100 is inspected").isEqualTo(2);
     tracer.scan();
     assertThat(tracer.inspections()).isEqualTo(2);
+    }
   }
 
   @Test
