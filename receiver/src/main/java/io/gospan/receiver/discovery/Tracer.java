@@ -141,6 +141,11 @@ public final class Tracer implements AutoCloseable {
     watcher.execNoticesOn();
   }
 
+  /** An exec notice could not be delivered: the next scan re-checks every ignored process's start time. Any thread. */
+  public void execNoticeLost() {
+    watcher.execNoticeLost();
+  }
+
   /** One pass over {@code /proc} on the discovery thread: attach new processes, forget exited ones. Waits for it. */
   public void scan() {
     if (Thread.currentThread() == discoveryThread) {
@@ -165,7 +170,7 @@ public final class Tracer implements AutoCloseable {
    */
   public void execed(int pid) {
     if (!enqueue(() -> execedNow(pid))) {
-      watcher.execNoticeLost(); // the next scan finds it
+      execNoticeLost(); // the next scan finds it
     }
   }
 
