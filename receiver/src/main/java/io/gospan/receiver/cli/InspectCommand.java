@@ -3,19 +3,19 @@ package io.gospan.receiver.cli;
 import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.GoFunction;
-import io.gospan.offsets.buildinfo.BuildInfo;
-import io.gospan.offsets.buildinfo.Module;
 import io.gospan.offsets.resolve.ArgLocation;
 import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.OffsetsResolution;
-import io.gospan.offsets.resolve.OffsetsResolver;
+import io.gospan.offsets.resolve.Preference;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.offsets.resolve.ProbeField;
+import io.gospan.receiver.discovery.BinaryInspection;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Set;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -62,68 +62,67 @@ public final class InspectCommand implements Callable<Integer> {
   }
 
   private int report(Path path, GoBinary binary) throws GoBinaryException {
-    BuildInfo info = binary.buildInfo();
+    // the same inspection, with the same default preference, as `gospan run`'s discovery
+    BinaryInspection inspection = BinaryInspection.inspect(path, binary, Preference.DWARF);
     out.println("binary:   " + path);
-    out.println("go:       " + info.goVersion() + " (" + (binary.usesRegisterAbi() ? "register ABI" : "stack ABI") + ")");
-    String grpc = "unknown (no module information)";
-    if (info.hasModuleInfo()) {
-      grpc = info.dependency("google.golang.org/grpc").map(InspectCommand::version).orElse("not linked");
-      out.println("grpc-go:  " + grpc);
-      out.println("x/net:    " + info.dependency("golang.org/x/net").map(InspectCommand::version).orElse("not linked"));
+    out.println("go:       " + inspection.goVersion() + " (" + (inspection.registerAbi() ? "register ABI" : "stack ABI") + ")");
+    if (inspection.moduleInfo()) {
+      out.println("grpc-go:  " + inspection.grpcVersion().orElse("not linked"));
+      out.println("x/net:    " + inspection.xnetVersion().orElse("not linked"));
     } else {
       out.println("modules:  none recorded (GOPATH build): versions unknown");
     }
-    OffsetsResolution r = OffsetsResolver.resolve(binary);
-    out.println("probes:");
-    for (Probe p : Probe.values()) {
-      GoFunction f = r.functions().get(p);
-      String where = f == null ? "not in binary" : String.format("0x%x (file offset 0x%x, from %s)", f.entry(), f.fileOffset(), f.source().name().toLowerCase());
-      String refusal = r.refusal(p);
-      out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(), p.function(), where, refusal == null ? "will attach" : "refused: " + refusal);
-    }
-    out.println("offsets:");
-    for (ProbeField field : ProbeField.values()) {
-      FieldValue v = r.values().get(field);
-      String value;
-      if (v == null) {
-        value = "missing: " + r.missing().getOrDefault(field, "unknown") + (field.optional() ? " (optional)" : "");
-      } else {
-        value = show(field, v) + " (" + v.source().name().toLowerCase() + ")";
+    Optional<OffsetsResolution> resolution = inspection.resolution();
+    if (resolution.isPresent()) {
+      OffsetsResolution r = resolution.get();
+      out.println("probes:");
+      for (BinaryInspection.ProbePlan plan : inspection.plans().values()) {
+        Probe p = plan.probe();
+        GoFunction f = plan.function();
+        String where = f == null ? "not in binary" : String.format("0x%x (file offset 0x%x, from %s)", f.entry(), f.fileOffset(), f.source().name().toLowerCase(Locale.ROOT));
+        out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), p.function(), where, plan.reason() == null ? "will attach" : "refused: " + plan.reason());
       }
-      out.printf("  %-34s %s%n", field.cName(), value);
+      out.println("offsets:");
+      for (ProbeField field : ProbeField.values()) {
+        FieldValue v = r.values().get(field);
+        String value;
+        if (v == null) {
+          value = "missing: " + r.missing().getOrDefault(field, "unknown") + (field.optional() ? " (optional)" : "");
+        } else {
+          value = show(field, v) + " (" + v.source().name().toLowerCase(Locale.ROOT) + ")";
+        }
+        out.printf("  %-34s %s%n", field.cName(), value);
+      }
     }
-    Set<Probe> ok = r.attachable();
-    boolean client = ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_CLIENT_OPERATE_HEADERS);
-    boolean server = ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_SERVER_OPERATE_HEADERS);
-    if (!client && !server) {
-      out.println("verdict:  unsupported: gospan will produce no span for this binary (grpc-go " + grpc + ")"
-          + (r.values().isEmpty() ? "; stripped and not in the offsets catalog" : ""));
+    Optional<String> unsupported = inspection.unsupported();
+    if (unsupported.isPresent()) {
+      out.println("verdict:  " + unsupported.get());
       return ExitCodes.UNSUPPORTED;
     }
-    out.println("verdict:  " + (client ? "client spans" : "no client spans") + ", " + (server ? "server spans" : "no server spans")
-        + ", " + (r.socketIdentity() ? "client->server linking by socket" : "no socket 4-tuples (spans are linked only by traceparent)"));
-    out.println("servehttp: " + serveHttp(r, Probe.HttpServer.XNET) + "; " + serveHttp(r, Probe.HttpServer.NETHTTP));
+    boolean client = inspection.clientSpans();
+    boolean server = inspection.serverSpans();
+    out.println("verdict:  " + (client ? "client spans" : "no client spans") + ", "
+        + (server ? "server spans" : serveHttpOnly(inspection) ? "server spans through ServeHTTP only" : "no server spans")
+        + ", " + (inspection.socketLinking() ? "client->server linking by socket" : "no socket 4-tuples (spans are linked only by traceparent)"));
+    out.println("servehttp: " + serveHttp(inspection.serveHttp(Probe.HttpServer.XNET)) + "; "
+        + serveHttp(inspection.serveHttp(Probe.HttpServer.NETHTTP)));
     return ExitCodes.OK;
   }
 
-  /** Whether gRPC served through this HTTP/2 server copy's ServeHTTP gets server spans. */
-  private static String serveHttp(OffsetsResolution r, Probe.HttpServer server) {
-    String name = server == Probe.HttpServer.XNET ? "x/net http2 (h2c)" : "net/http's http2";
-    Probe processHeaders = server == Probe.HttpServer.XNET ? Probe.XNET_PROCESS_HEADERS : Probe.NETHTTP_PROCESS_HEADERS;
-    if (!r.functions().containsKey(processHeaders)) {
-      return name + " not linked";
-    }
-    for (Probe p : Probe.values()) {
-      if (p.server() == server && r.refusal(p) != null) {
-        return name + " without server spans (" + p.name().toLowerCase() + " refused)";
-      }
-    }
-    return name + " server spans (hpack WriteField attached once gRPC is served)";
+  private static boolean serveHttpOnly(BinaryInspection inspection) {
+    return inspection.serveHttp(Probe.HttpServer.XNET).spans() || inspection.serveHttp(Probe.HttpServer.NETHTTP).spans();
   }
 
-
-  private static String version(Module m) {
-    return m.effectiveVersion();
+  /** Whether gRPC served through this HTTP/2 server copy's ServeHTTP gets server spans. */
+  private static String serveHttp(BinaryInspection.ServeHttpPath path) {
+    String name = path.server() == Probe.HttpServer.XNET ? "x/net http2 (h2c)" : "net/http's http2";
+    if (!path.linked()) {
+      return name + " not linked";
+    }
+    if (path.refused() != null) {
+      return name + " without server spans (" + path.refused().name().toLowerCase(Locale.ROOT) + " refused)";
+    }
+    return name + " server spans (hpack WriteField attached once gRPC is served)";
   }
 
   private static String show(ProbeField field, FieldValue v) {

@@ -1,6 +1,8 @@
 package io.gospan.receiver.discovery;
 
 import io.gospan.receiver.probe.ExeKey;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -18,5 +20,25 @@ public record ProcessEntry(int pid, Path exe, String exePath, ExeKey key, String
   /** The executable's path without the kernel's " (deleted)" suffix. */
   public Path executable() {
     return Path.of(ProcessSelector.stripDeleted(exePath));
+  }
+
+  /**
+   * A path to the executable: {@code /proc/<pid>/exe} while the process lives (works across
+   * mount namespaces), else the executable's own path when it is the same file (device and
+   * inode) in ours, so a short-lived process that exits during inspection still gets its binary
+   * inspected and attached (its next run is then traced from its first call).
+   */
+  public Path reachable() {
+    if (Files.exists(exe)) {
+      return exe;
+    }
+    try {
+      if (!exePath.endsWith(" (deleted)") && ExeKey.of(executable()).equals(key)) {
+        return executable();
+      }
+    } catch (IOException | RuntimeException e) {
+      // not reachable from this mount namespace
+    }
+    return exe;
   }
 }

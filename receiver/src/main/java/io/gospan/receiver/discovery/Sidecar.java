@@ -4,16 +4,14 @@ import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The running tracer: the probes loaded, one thread polling the ring buffer into an event
- * consumer, one thread scanning {@code /proc} at an interval. {@link #close()} stops both,
- * detaches every probe and frees every map.
+ * consumer (its poll blocks), and discovery ({@link Tracer}) on its own single thread.
+ * {@link #close()} stops both, detaches every probe and frees every map.
  */
 public final class Sidecar implements AutoCloseable {
 
@@ -53,81 +51,57 @@ public final class Sidecar implements AutoCloseable {
   }
 
   private final GrpcProbes probes;
-  private volatile Tracer tracer;
+  private final Tracer tracer;
   private final Thread poller;
-  private final Thread scanner;
-  private final CountDownLatch firstScan = new CountDownLatch(1);
   private volatile boolean running = true;
-  /**
-   * Work for the discovery thread from the polling thread: a pid that exec'd, a binary whose
-   * ServeHTTP path served gRPC. Bounded: when full, the next scan still finds new processes.
-   */
-  private final java.util.concurrent.BlockingQueue<Runnable> tasks = new java.util.concurrent.LinkedBlockingQueue<>(1 << 16);
-  /** (binary, server copy) pairs with a ServeHTTP task queued: one task per pair at a time. */
-  private final java.util.Set<String> serveHttpQueued = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private volatile boolean execsWatched;
 
   private Sidecar(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
+    // The tracer exists before the first event can arrive: probes attach only once it scans.
     this.probes =
         GrpcProbes.open(
             options.headerNames(),
             options.ringBufferBytes(),
             events,
-            (pid, exe) -> {
-              // A process of a known binary is traced from its first call, before any scan
-              // sees it; it may exit before one does. Tell the listener which binary it runs.
-              Tracer t = this.tracer;
-              if (t != null && !t.isTraced(pid)) {
-                t.binary(exe).ifPresent(b -> listener.undiscovered(pid, b));
-              }
-            });
+            this::undiscovered);
     this.tracer =
-        new Tracer(options.procFs(), options.selector(), probes, listener, options.maxSkippedBinaries(), options.preference());
+        new Tracer(
+            options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs()), listener,
+            options.maxSkippedBinaries(), options.preference());
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
-    this.scanner = new Thread(() -> scanLoop(options.scanInterval()), "gospan-discovery");
     poller.setDaemon(true);
-    scanner.setDaemon(true);
+  }
+
+  /** The first event of a pid, on the polling thread (started after the tracer exists). */
+  private void undiscovered(int pid, io.gospan.receiver.probe.ExeKey exe) {
+    tracer.undiscovered(pid, exe);
   }
 
   /**
-   * Loads the probes and starts polling and scanning.
+   * Loads the probes, starts polling, and starts discovery: a scan now and every {@code
+   * scanInterval}, exec notices and ServeHTTP notices between scans, on the discovery thread.
    *
    * @throws io.gospan.receiver.bpf.BpfException when the probes cannot be loaded
    */
   public static Sidecar start(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
     Sidecar s = new Sidecar(options, events, listener);
     try {
-      s.probes.watchExecs(pid -> {
-        if (!s.tasks.offer(() -> s.tracer.execed(pid))) {
-          s.tracer.execNoticeLost(); // the next scan finds it
-        }
-      });
+      s.probes.watchExecs(s.tracer::execed);
       s.execsWatched = true;
       s.tracer.execNoticesOn();
     } catch (io.gospan.receiver.bpf.BpfException e) {
       LOG.warn("no exec notices ({}): new processes are found by the /proc scan alone, every {} ms",
           e.getMessage(), options.scanInterval().toMillis());
     }
-    s.probes.onServeHttpGrpc((exe, server, pid) -> {
-      Tracer t = s.tracer;
-      if (t.binary(exe).map(b -> b.isDeferred(io.gospan.offsets.resolve.Probe.writeField(server))).orElse(false)) {
-        String k = exe + "/" + server;
-        if (s.serveHttpQueued.add(k) && !s.tasks.offer(() -> {
-          s.serveHttpQueued.remove(k);
-          t.serveHttpInUse(exe, server, pid);
-        })) {
-          s.serveHttpQueued.remove(k);
-        }
-      }
-    });
+    s.probes.onServeHttpGrpc(s.tracer::serveHttpInUse);
     s.poller.start();
-    s.scanner.start();
+    s.tracer.start(options.scanInterval());
     return s;
   }
 
   /** Waits until the first scan (processes already running are then attached). */
   public boolean awaitFirstScan(Duration timeout) throws InterruptedException {
-    return firstScan.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    return tracer.awaitFirstScan(timeout);
   }
 
   public Tracer tracer() {
@@ -144,7 +118,12 @@ public final class Sidecar implements AutoCloseable {
         probes.poll(POLL_MILLIS);
       } catch (RuntimeException e) {
         LOG.error("polling the ring buffer failed; retrying", e);
-        sleep(Duration.ofMillis(100));
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          return;
+        }
       }
     }
   }
@@ -154,51 +133,11 @@ public final class Sidecar implements AutoCloseable {
     return execsWatched;
   }
 
-  private void scanLoop(Duration interval) {
-    while (running) {
-      try {
-        tracer.scan();
-      } catch (RuntimeException e) {
-        LOG.error("scanning processes failed; retrying", e);
-      }
-      firstScan.countDown();
-      awaitExecs(interval);
-    }
-  }
-
-  /** Until the next scan is due, runs the polling thread's tasks (exec'd pids, ServeHTTP in use) as they come. */
-  private void awaitExecs(Duration interval) {
-    long due = System.nanoTime() + interval.toNanos();
-    try {
-      for (long left = interval.toNanos(); running && left > 0; left = due - System.nanoTime()) {
-        Runnable task = tasks.poll(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS);
-        if (task != null) {
-          try {
-            task.run();
-          } catch (RuntimeException e) {
-            LOG.error("discovery task failed", e);
-          }
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void sleep(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** Stops scanning and polling (draining what the ring buffer holds), detaches, frees. */
+  /** Stops polling (draining what the ring buffer holds) and discovery, detaches, frees. */
   @Override
   public void close() {
     running = false;
     try {
-      scanner.join(5000);
       poller.join(5000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -1,11 +1,9 @@
 package io.gospan.receiver.discovery;
 
-import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.Probe;
-import io.gospan.receiver.bpf.BpfLink;
 import io.gospan.receiver.probe.ExeKey;
 import java.util.Collections;
-import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -13,28 +11,28 @@ import java.util.TreeSet;
 
 /**
  * One inspected binary that gospan traces: what inspection found, the probes attached (one link
- * each, serving every process of the binary) and refused, and the processes running it.
+ * each, serving every process of the binary), deferred and refused, and the processes running it.
+ *
+ * <p>Changed by the discovery thread only ({@link ProbeAttacher}); each accessor returns an
+ * immutable snapshot and may be called from any thread.
  */
 public final class TracedBinary {
   private final ExeKey key;
   private final String path;
   private final String goVersion;
   private final String grpcVersion;
-  private final String xnetVersion;
-  private final OffsetsResolution resolution;
-  final Map<Probe, BpfLink> links = new EnumMap<>(Probe.class);
-  final Map<Probe, String> refused = new LinkedHashMap<>();
-  /** Resolved probes attached only once their path is seen in use (hpack WriteField): function entry file offsets. */
-  final Map<Probe, Long> deferred = new EnumMap<>(Probe.class);
-  final Set<Integer> pids = new TreeSet<>();
+  private final String offsetsSource;
+  private volatile Set<Probe> attached = Set.of();
+  private volatile Set<Probe> deferred = Set.of();
+  private volatile Map<Probe, String> refused = Map.of();
+  private volatile Set<Integer> pids = Set.of();
 
-  TracedBinary(ExeKey key, String path, String goVersion, String grpcVersion, String xnetVersion, OffsetsResolution resolution) {
+  TracedBinary(ExeKey key, String path, BinaryInspection inspection) {
     this.key = key;
     this.path = path;
-    this.goVersion = goVersion;
-    this.grpcVersion = grpcVersion;
-    this.xnetVersion = xnetVersion;
-    this.resolution = resolution;
+    this.goVersion = inspection.goVersion();
+    this.grpcVersion = inspection.grpcVersionOrUnknown();
+    this.offsetsSource = inspection.offsetsSource();
   }
 
   public ExeKey key() {
@@ -60,49 +58,69 @@ public final class TracedBinary {
     return grpcVersion;
   }
 
-  public String xnetVersion() {
-    return xnetVersion;
-  }
-
-  public OffsetsResolution resolution() {
-    return resolution;
-  }
-
   /** Probes attached. */
-  public synchronized Set<Probe> attached() {
-    return Collections.unmodifiableSet(new TreeSet<>(links.keySet()));
+  public Set<Probe> attached() {
+    return attached;
   }
 
   /** Probes ready to attach once their path is in use (see {@link Tracer#serveHttpInUse}). */
-  public synchronized Set<Probe> deferred() {
-    return Collections.unmodifiableSet(new TreeSet<>(deferred.keySet()));
+  public Set<Probe> deferred() {
+    return deferred;
   }
 
   /** Whether {@code probe} waits for its path to be in use. */
-  public synchronized boolean isDeferred(Probe probe) {
-    return deferred.containsKey(probe);
+  public boolean isDeferred(Probe probe) {
+    return deferred.contains(probe);
   }
 
   /** Probes not attached, with the reason. */
-  public synchronized Map<Probe, String> refused() {
-    return Collections.unmodifiableMap(new LinkedHashMap<>(refused));
+  public Map<Probe, String> refused() {
+    return refused;
   }
 
   /** Processes running this binary now. */
-  public synchronized Set<Integer> pids() {
-    return Collections.unmodifiableSet(new TreeSet<>(pids));
+  public Set<Integer> pids() {
+    return pids;
   }
 
-  /** "dwarf", "catalog", or "dwarf+catalog": where the offsets came from. */
+  /** "dwarf", "catalog", or "catalog+dwarf": where the offsets came from. */
   public String offsetsSource() {
-    return resolution.values().values().stream()
-        .map(v -> v.source().name().toLowerCase(java.util.Locale.ROOT))
-        .filter(s -> !s.equals("symtab") && !s.equals("itablinks"))
-        .map(s -> s.startsWith("dwarf") ? "dwarf" : s)
-        .distinct()
-        .sorted()
-        .reduce((a, b) -> a + "+" + b)
-        .orElse("none");
+    return offsetsSource;
+  }
+
+  // Writers: the discovery thread only (one writer, so a copy-on-write is never lost).
+
+  void setAttached(Set<Probe> probes) {
+    attached = Collections.unmodifiableSet(probes.isEmpty() ? EnumSet.noneOf(Probe.class) : EnumSet.copyOf(probes));
+  }
+
+  void setDeferred(Set<Probe> probes) {
+    deferred = Collections.unmodifiableSet(probes.isEmpty() ? EnumSet.noneOf(Probe.class) : EnumSet.copyOf(probes));
+  }
+
+  void refuse(Probe probe, String reason) {
+    Map<Probe, String> m = new LinkedHashMap<>(refused);
+    m.put(probe, reason);
+    refused = Collections.unmodifiableMap(m);
+  }
+
+  /** Adds a process; returns whether it is new. */
+  boolean addPid(int pid) {
+    if (pids.contains(pid)) {
+      return false;
+    }
+    Set<Integer> s = new TreeSet<>(pids);
+    s.add(pid);
+    pids = Collections.unmodifiableSet(s);
+    return true;
+  }
+
+  /** Removes a process; returns whether none is left. */
+  boolean removePid(int pid) {
+    Set<Integer> s = new TreeSet<>(pids);
+    s.remove(pid);
+    pids = Collections.unmodifiableSet(s);
+    return s.isEmpty();
   }
 
   @Override

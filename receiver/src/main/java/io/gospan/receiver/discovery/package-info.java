@@ -1,6 +1,10 @@
 /**
- * Finding the Go gRPC processes beside gospan and following them: a {@code /proc} scan at an
- * interval, selection, inspection once per binary (device + inode), probes attached once per
- * binary and detached when its last process exits.
+ * Finding the Go gRPC processes beside gospan and following them, as stages on one discovery
+ * thread ({@link io.gospan.receiver.discovery.Tracer}): {@link
+ * io.gospan.receiver.discovery.ProcessWatcher} (a {@code /proc} scan at an interval, exec
+ * notices), the matcher {@link io.gospan.receiver.discovery.ProcessSelector}, {@link
+ * io.gospan.receiver.discovery.BinaryInspection} once per binary (device + inode; also {@code
+ * gospan inspect}'s), and {@link io.gospan.receiver.discovery.ProbeAttacher}: probes attached
+ * once per binary and detached when its last process exits.
  */
 package io.gospan.receiver.discovery;

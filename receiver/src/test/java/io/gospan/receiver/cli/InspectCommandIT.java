@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.discovery.ProcessSelector;
 import io.gospan.receiver.discovery.Sidecar;
+import io.gospan.receiver.discovery.TracedBinary;
 import io.gospan.receiver.discovery.Tracer;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeKind;
@@ -17,6 +18,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -65,7 +71,25 @@ class InspectCommandIT {
       }
       assertThat(sidecar.tracer().traced().containsKey((int) s.pid())).as("traced, as inspect said:\n" + r.out()).isEqualTo(saysSpans);
       assertThat(serverEnds).as("server spans, as inspect said:\n" + r.out()).isEqualTo(saysSpans ? 2 : 0);
+      if (saysSpans) {
+        // the probes inspect says "will attach" are those the sidecar attached or defers (WriteField)
+        TracedBinary b = sidecar.tracer().traced().get((int) s.pid());
+        Set<String> used = new TreeSet<>();
+        b.attached().forEach(p -> used.add(p.name().toLowerCase(Locale.ROOT)));
+        b.deferred().forEach(p -> used.add(p.name().toLowerCase(Locale.ROOT)));
+        assertThat(used).as("attached or deferred, refused: %s\n%s", b.refused(), r.out()).isEqualTo(willAttach(r.out()));
+      }
     }
+  }
+
+  /** The probes whose line in inspect's output says "will attach". */
+  static Set<String> willAttach(String out) {
+    Set<String> probes = new TreeSet<>();
+    Matcher m = Pattern.compile("(?m)^  (\\w+) +\\S+\\n +.*: will attach$").matcher(out);
+    while (m.find()) {
+      probes.add(m.group(1));
+    }
+    return probes;
   }
 
   @Test

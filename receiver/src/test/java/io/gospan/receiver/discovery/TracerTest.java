@@ -7,7 +7,10 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Discovery on a fake procfs: non-Go processes are inspected once, and a reused pid is a new process. */
+/**
+ * Discovery on a fake procfs: non-Go processes are inspected once, a reused pid is a new process,
+ * and an exec notice makes discovery look again at a process it judged before its exec.
+ */
 class TracerTest {
 
   @TempDir Path proc;
@@ -29,7 +32,9 @@ class TracerTest {
   @Test
   void aNonGoProcessIsInspectedOnceAndAReusedPidIsConsideredAgain() throws Exception {
     process(100, 5000, "/bin/true");
-    Tracer tracer = new Tracer(new ProcFs(proc), ProcessSelector.all(), null, new Tracer.Listener() {}, 16);
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
+        io.gospan.offsets.resolve.Preference.DWARF)) {
     tracer.scan();
     tracer.scan();
     assertThat(tracer.inspections()).isEqualTo(1);
@@ -41,6 +46,33 @@ class TracerTest {
     assertThat(tracer.inspections()).as("the new process behind pid 100 is inspected").isEqualTo(2);
     tracer.scan();
     assertThat(tracer.inspections()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aProcessSeenBeforeItsExecIsLookedAtAgainOnItsExecNotice() throws Exception {
+    process(300, 9000, "/bin/sh");
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
+        io.gospan.offsets.resolve.Preference.DWARF)) {
+      tracer.execNoticesOn();
+      tracer.scan();
+      assertThat(tracer.inspections()).isEqualTo(1);
+      // the shell execs another program: same pid, same start time; a scan alone does not look again
+      process(300, 9000, "/bin/ls");
+      tracer.scan();
+      assertThat(tracer.inspections()).isEqualTo(1);
+      tracer.execed(300); // queued for the discovery thread, before the next scan
+      tracer.scan();
+      assertThat(tracer.inspections()).as("the exec'd image inspected").isEqualTo(2);
+      // a pid reused meanwhile while its exec notice was lost: the next scan re-checks start times
+      process(300, 9500, "/bin/cat");
+      tracer.scan();
+      assertThat(tracer.inspections()).as("no re-check while exec notices arrive").isEqualTo(2);
+      tracer.execNoticeLost();
+      tracer.scan();
+      assertThat(tracer.inspections()).as("a lost notice: start times re-checked").isEqualTo(3);
+    }
   }
 
   @Test

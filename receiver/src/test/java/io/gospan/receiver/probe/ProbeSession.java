@@ -2,10 +2,11 @@ package io.gospan.receiver.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gospan.offsets.GoBinary;
-import io.gospan.offsets.resolve.OffsetsResolution;
-import io.gospan.offsets.resolve.OffsetsResolver;
+import io.gospan.offsets.resolve.Preference;
 import io.gospan.offsets.resolve.Probe;
+import io.gospan.receiver.discovery.BinaryInspection;
+import io.gospan.receiver.discovery.ProbeAttacher;
+import io.gospan.receiver.discovery.ProcFs;
 import io.gospan.receiver.event.HeaderEvent;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,13 +15,15 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * Test helper: the real probes loaded, binaries registered and attached the way the sidecar
- * does it, events and raw records collected.
+ * Test helper: the real probes loaded, binaries registered and attached by the sidecar's own
+ * {@link ProbeAttacher}, events and raw records collected (polled on the test's thread, which
+ * owns the attacher).
  */
 final class ProbeSession implements AutoCloseable {
   final List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
   final List<byte[]> raw = Collections.synchronizedList(new ArrayList<>());
   final GrpcProbes probes;
+  final ProbeAttacher attacher;
 
   /**
    * Extra header names, so every event is recorded (response headers before the trailers too)
@@ -50,25 +53,29 @@ final class ProbeSession implements AutoCloseable {
               r.get(b);
               raw.add(b);
             });
+    attacher = new ProbeAttacher(probes, ProcFs.system());
+    // on the polling thread, i.e. the test's thread, the attacher's only one
+    probes.onServeHttpGrpc(attacher::serveHttpInUse);
   }
 
   /**
-   * Registers and attaches every probe to a binary, with offsets and function entries from
-   * gospan's own resolver (the production path; ProbeOffsetsIT compares it with Go's
-   * debug/dwarf).
+   * Registers a binary and attaches its probes with the sidecar's own {@link ProbeAttacher}, as
+   * gospan's {@link BinaryInspection} plans them (offsets and function entries from gospan's own
+   * resolver; ProbeOffsetsIT compares it with Go's debug/dwarf): hpack WriteField waits until a
+   * ServeHTTP path serves gRPC, as in the sidecar. A binary traced already is registered again
+   * (its offsets rewritten, in a new slot if its slot was freed); its links stay.
    */
   ProbeSession trace(Path binary) throws Exception {
-    OffsetsResolution r;
-    java.util.Optional<long[]> readOnlyData;
-    try (GoBinary b = GoBinary.open(binary)) {
-      r = OffsetsResolver.resolve(b);
-      readOnlyData = b.elf().readOnlyData();
+    BinaryInspection inspection = BinaryInspection.inspect(binary, Preference.DWARF);
+    assertThat(inspection.attachable()).as("%s: %s", binary, inspection.refused()).containsAll(Probe.grpcTransport());
+    ExeKey key = ExeKey.of(binary);
+    if (attacher.binary(key).isPresent()) {
+      probes.putBinary(key, ProbeOffsets.toGoOffsets(inspection.resolution().orElseThrow()), inspection.readOnlyData());
+      return this;
     }
-    assertThat(r.attachable()).as("%s: %s", binary, r.missing()).containsAll(Probe.grpcTransport());
-    probes.putBinary(ExeKey.of(binary), ProbeOffsets.toGoOffsets(r), readOnlyData);
-    for (Probe p : r.attachable()) {
-      probes.attach(ProbeOffsets.probe(p), ExeKey.of(binary), binary, r.functions().get(p).fileOffset());
-    }
+    ProbeAttacher.Outcome o = attacher.attach(key, binary, binary.toString(), inspection);
+    assertThat(o.failure()).as("%s", binary).isNull();
+    assertThat(o.binary().attached()).as("%s: %s", binary, o.binary().refused()).containsAll(Probe.grpcTransport());
     return this;
   }
 
@@ -91,6 +98,7 @@ final class ProbeSession implements AutoCloseable {
 
   @Override
   public void close() {
+    attacher.close();
     probes.close();
   }
 }

@@ -1,0 +1,280 @@
+package io.gospan.receiver.discovery;
+
+import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.GoBinaryException;
+import io.gospan.offsets.GoFunction;
+import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.Module;
+import io.gospan.offsets.catalog.OffsetsCatalog;
+import io.gospan.offsets.resolve.OffsetsResolution;
+import io.gospan.offsets.resolve.OffsetsResolver;
+import io.gospan.offsets.resolve.Preference;
+import io.gospan.offsets.resolve.Probe;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * What gospan does with one Go binary, decided in one place for both {@code gospan run} (the
+ * {@link ProbeAttacher} attaches, defers and refuses what this says) and {@code gospan inspect}
+ * (prints it), so the two cannot disagree: the versions in its build info, each probe's function
+ * and {@link Action}, and the {@link #producesSpans() verdict}.
+ *
+ * <p>A binary whose build info lists no grpc-go is not resolved (no offsets, no functions): the
+ * DWARF of a large Go program that cannot be traced is not read.
+ */
+public final class BinaryInspection {
+
+  /** What happens to one probe of the binary. */
+  public enum Action {
+    /** Attached with the binary. */
+    ATTACH,
+    /**
+     * Resolved, attached only once its path is seen in use: hpack {@code WriteField} (a hit per
+     * header field of every encoder, grpc-go's own included), once the binary serves gRPC through
+     * that HTTP/2 server's {@code ServeHTTP}.
+     */
+    DEFER,
+    /** Not attached: a field it needs is unresolved, or its grpc-go function is missing. */
+    REFUSE,
+    /** A ServeHTTP-path function of an HTTP/2 server copy the binary does not link: no refusal. */
+    ABSENT
+  }
+
+  /**
+   * One probe's fate.
+   *
+   * @param function its function's entry, null when the binary lacks it
+   * @param reason why it is not attached ({@link Action#REFUSE}, {@link Action#ABSENT}), else null
+   */
+  public record ProbePlan(Probe probe, GoFunction function, Action action, String reason) {}
+
+  /**
+   * The gRPC served through one HTTP/2 server copy's {@code ServeHTTP} (grpc-go
+   * internal/transport/handler_server.go).
+   *
+   * @param linked whether the binary links that copy (its processHeaders function is there)
+   * @param refused the first of its probes that is refused, null when none is
+   */
+  public record ServeHttpPath(Probe.HttpServer server, boolean linked, Probe refused) {
+    /** Whether gRPC served this way gets server spans. */
+    public boolean spans() {
+      return linked && refused == null;
+    }
+  }
+
+  private final Path path;
+  private final String goVersion;
+  private final boolean registerAbi;
+  private final boolean moduleInfo;
+  private final Optional<String> grpcVersion;
+  private final Optional<String> xnetVersion;
+  private final OffsetsResolution resolution;
+  private final Optional<long[]> readOnlyData;
+  private final Map<Probe, ProbePlan> plans;
+
+  private BinaryInspection(
+      Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, Optional<long[]> readOnlyData) {
+    this.path = path;
+    this.goVersion = info.goVersion();
+    this.registerAbi = registerAbi;
+    this.moduleInfo = info.hasModuleInfo();
+    Optional<String> grpc = info.dependency("google.golang.org/grpc").map(Module::effectiveVersion);
+    if (grpc.isEmpty() && info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false)) {
+      grpc = Optional.of("(main module)");
+    }
+    this.grpcVersion = grpc;
+    this.xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion);
+    this.resolution = resolution;
+    this.readOnlyData = readOnlyData;
+    Map<Probe, ProbePlan> p = new EnumMap<>(Probe.class);
+    for (Probe probe : Probe.values()) {
+      p.put(probe, plan(probe, resolution));
+    }
+    this.plans = Collections.unmodifiableMap(p);
+  }
+
+  private static ProbePlan plan(Probe probe, OffsetsResolution r) {
+    if (r == null) {
+      return new ProbePlan(probe, null, Action.ABSENT, "the binary does not link grpc-go");
+    }
+    GoFunction f = r.functions().get(probe);
+    String refusal = r.refusal(probe);
+    if (refusal != null) {
+      return new ProbePlan(probe, f, probe.serveHttp() && f == null ? Action.ABSENT : Action.REFUSE, refusal);
+    }
+    return new ProbePlan(probe, f, probe.writeField() ? Action.DEFER : Action.ATTACH, null);
+  }
+
+  /**
+   * Reads a binary: build info, and, when it links grpc-go (or says nothing of its modules), the
+   * probed functions and the offsets (the embedded catalog and its DWARF, {@code preference}
+   * deciding when both answer).
+   *
+   * @param exe the executable ({@code /proc/<pid>/exe} reaches it across mount namespaces)
+   * @throws io.gospan.offsets.NotGoBinaryException when it is not a Go binary
+   * @throws GoBinaryException when it is not a readable Go executable (not ELF, another
+   *     architecture, corrupt)
+   * @throws IOException when it cannot be read
+   */
+  public static BinaryInspection inspect(Path exe, Preference preference) throws IOException {
+    try (GoBinary b = GoBinary.open(exe)) {
+      return inspect(exe, b, preference);
+    }
+  }
+
+  /** As {@link #inspect(Path, Preference)}, on a binary already open. */
+  public static BinaryInspection inspect(Path exe, GoBinary b, Preference preference) throws GoBinaryException {
+    BuildInfo info = b.buildInfo();
+    boolean grpcLinked = !info.hasModuleInfo()
+        || info.dependency("google.golang.org/grpc").isPresent()
+        || info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false);
+    OffsetsResolution r = grpcLinked ? OffsetsResolver.resolve(b, OffsetsCatalog.embedded(), preference) : null;
+    return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? b.elf().readOnlyData() : Optional.empty());
+  }
+
+  /** The path inspected. */
+  public Path path() {
+    return path;
+  }
+
+  /** The Go toolchain version, e.g. {@code go1.22.12}. */
+  public String goVersion() {
+    return goVersion;
+  }
+
+  /** Whether Go functions take their arguments in registers (Go 1.17+ on amd64). */
+  public boolean registerAbi() {
+    return registerAbi;
+  }
+
+  /** Whether the build info lists modules (false for a GOPATH build: versions unknown). */
+  public boolean moduleInfo() {
+    return moduleInfo;
+  }
+
+  /**
+   * grpc-go's module version ({@code "(main module)"} for grpc-go's own programs); empty when
+   * not linked or without module information ({@link #moduleInfo()}).
+   */
+  public Optional<String> grpcVersion() {
+    return grpcVersion;
+  }
+
+  /** golang.org/x/net's module version; empty when not linked or without module information. */
+  public Optional<String> xnetVersion() {
+    return xnetVersion;
+  }
+
+  /** grpc-go's version as a traced binary reports it: "unknown" without module information. */
+  public String grpcVersionOrUnknown() {
+    return grpcVersion.orElse("unknown");
+  }
+
+  /** The resolved offsets and functions; empty when the binary does not link grpc-go. */
+  public Optional<OffsetsResolution> resolution() {
+    return Optional.ofNullable(resolution);
+  }
+
+  /** The binary's read-only data {@code [start, end)} (ElfFile.readOnlyData): empty for a PIE. */
+  public Optional<long[]> readOnlyData() {
+    return readOnlyData;
+  }
+
+  /** Every probe's plan, in {@link Probe} order. */
+  public Map<Probe, ProbePlan> plans() {
+    return plans;
+  }
+
+  /** The probes with this action. */
+  public Set<Probe> probes(Action action) {
+    Set<Probe> out = EnumSet.noneOf(Probe.class);
+    plans.values().stream().filter(p -> p.action() == action).forEach(p -> out.add(p.probe()));
+    return out;
+  }
+
+  /** Probes attached or deferred (every resolved one). */
+  public Set<Probe> attachable() {
+    Set<Probe> out = probes(Action.ATTACH);
+    out.addAll(probes(Action.DEFER));
+    return out;
+  }
+
+  /** Refused probes with the reason (ServeHTTP copies the binary does not link are no refusal). */
+  public Map<Probe, String> refused() {
+    Map<Probe, String> out = new LinkedHashMap<>();
+    plans.values().stream().filter(p -> p.action() == Action.REFUSE).forEach(p -> out.put(p.probe(), p.reason()));
+    return out;
+  }
+
+  /** grpc-go's client side: a span per call the binary makes. */
+  public boolean clientSpans() {
+    Set<Probe> ok = attachable();
+    return ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_CLIENT_OPERATE_HEADERS);
+  }
+
+  /** grpc-go's own HTTP/2 server: a span per call the binary serves. */
+  public boolean serverSpans() {
+    Set<Probe> ok = attachable();
+    return ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_SERVER_OPERATE_HEADERS);
+  }
+
+  /** Whether events carry the socket 4-tuple, linking a client span to its server span. */
+  public boolean socketLinking() {
+    return resolution != null && resolution.socketIdentity();
+  }
+
+  /** gRPC served through one HTTP/2 server copy's {@code ServeHTTP}. */
+  public ServeHttpPath serveHttp(Probe.HttpServer server) {
+    Probe processHeaders = server == Probe.HttpServer.XNET ? Probe.XNET_PROCESS_HEADERS : Probe.NETHTTP_PROCESS_HEADERS;
+    if (resolution == null || !resolution.functions().containsKey(processHeaders)) {
+      return new ServeHttpPath(server, false, null);
+    }
+    for (Probe p : Probe.values()) {
+      if (p.server() == server && plans.get(p).action() == Action.REFUSE) {
+        return new ServeHttpPath(server, true, p);
+      }
+    }
+    return new ServeHttpPath(server, true, null);
+  }
+
+  /**
+   * The verdict: whether gospan produces spans for this binary (client, server, or server spans
+   * of gRPC served through a ServeHTTP path). {@code gospan run} traces exactly such binaries.
+   */
+  public boolean producesSpans() {
+    return clientSpans() || serverSpans() || serveHttp(Probe.HttpServer.XNET).spans() || serveHttp(Probe.HttpServer.NETHTTP).spans();
+  }
+
+  /** Why the binary gets no span ({@code "unsupported: ..."}); empty when {@link #producesSpans()}. */
+  public Optional<String> unsupported() {
+    if (producesSpans()) {
+      return Optional.empty();
+    }
+    String grpc = !moduleInfo ? "unknown (no module information)" : grpcVersion.orElse("not linked");
+    return Optional.of("unsupported: gospan will produce no span for this binary (grpc-go " + grpc + ")"
+        + (resolution != null && resolution.values().isEmpty() ? "; stripped and not in the offsets catalog" : ""));
+  }
+
+  /** "dwarf", "catalog", or "catalog+dwarf": where the offsets came from ("none" without any). */
+  public String offsetsSource() {
+    if (resolution == null) {
+      return "none";
+    }
+    return resolution.values().values().stream()
+        .map(v -> v.source().name().toLowerCase(Locale.ROOT))
+        .filter(s -> !s.equals("symtab") && !s.equals("itablinks"))
+        .map(s -> s.startsWith("dwarf") ? "dwarf" : s)
+        .distinct()
+        .sorted()
+        .reduce((a, b) -> a + "+" + b)
+        .orElse("none");
+  }
+}
