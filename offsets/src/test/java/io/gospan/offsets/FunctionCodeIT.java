@@ -216,6 +216,13 @@ class FunctionCodeIT {
     assertThat(mismatches).as(summary).isEmpty();
     assertThat(probedHere).as("the transport probes are in the sample")
         .contains(Probe.LOOPY_WRITER_WRITE_HEADER.function(), Probe.HTTP2_SERVER_OPERATE_HEADERS.function());
+    // The first function whose result a probe needs (the client stream): its returns are where to read it.
+    String newStream = "google.golang.org/grpc/internal/transport.(*http2Client).NewStream";
+    assertThat(truth).as("%s in the sample", newStream).containsKey(newStream);
+    assertThat(plainCode.get(newStream)).isInstanceOfSatisfying(FunctionCode.class, c -> {
+      assertThat(c.returns()).as("RETs of NewStream").isNotEmpty().isEqualTo(truth.get(newStream).returns());
+      assertThat(c.hasStackCheck()).isTrue();
+    });
     for (String p : probedHere) {
       assertThat(truth.get(p).prologueEnd()).as("%s has a stack-check prologue per objdump", p)
           .isGreaterThan(truth.get(p).entry());
