@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one build entry point for the example programs (greeter-server,
-# greeter-client) and their TLS certificates.
+# greeter-client, greeter-relay) and their TLS certificates.
 #
-#   build.sh                         -> bin/greeter-{server,client}, Go on PATH,
+#   build.sh                         -> bin/greeter-{server,client,relay}, Go on PATH,
 #                                       grpc-go and everything else as in go.mod
 #   build.sh [--go V|PATH] [--grpc V] [--stripped] [--pin MOD@V]... [--out DIR]
 #                                    -> bin/go<go>-grpc<grpc>[-stripped]/greeter-{server,client}
@@ -27,6 +27,9 @@
 # --pin MOD@VER  (repeatable, with --grpc) also require MOD at VER before tidy;
 #                for dependency versions the chosen toolchain cannot build.
 # --stripped     link with -ldflags="-s -w" (no symbol table, no DWARF).
+# greeter-relay  (the middle tier, cmd/greeter-relay) is built only from the
+#                in-tree module (no --grpc): it needs golang.org/x/sync and
+#                Go >= 1.19, which old grpc-go/toolchain pairs do not fit.
 # --test         also run `go test ./...` with that toolchain and module
 #                graph (never skipped as up to date).
 # --out DIR      put the binaries in DIR instead.
@@ -185,6 +188,9 @@ inputs_hash() {
 }
 stamp=$(inputs_hash)
 programs=(greeter-server greeter-client)
+if [[ -z "$grpc_version" ]]; then
+    programs+=(greeter-relay)
+fi
 up_to_date=1
 for p in "${programs[@]}"; do
     [[ -x "$out/$p" ]] || up_to_date=0
@@ -204,7 +210,9 @@ else
     trap 'rm -rf "$tmp"' EXIT
     moddir=$tmp/examples
     mkdir -p "$moddir"
-    tar -C "$here" --exclude=./bin --exclude=./go.mod --exclude=./go.sum -cf - . | tar -C "$moddir" -xf -
+    # Without the relay: its golang.org/x/sync would enter the tidied graph.
+    tar -C "$here" --exclude=./bin --exclude=./go.mod --exclude=./go.sum --exclude=./cmd/greeter-relay \
+        -cf - . | tar -C "$moddir" -xf -
     # A fresh go.mod: only grpc-go (and any pins) are chosen here; tidy fills
     # in the rest from grpc-go's own requirements. "go 1.16" keeps the
     # language version at the oldest we support, so newer language features

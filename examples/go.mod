@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	golang.org/x/net v0.60.0
+	golang.org/x/sync v0.24.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )

@@ -11,9 +11,10 @@ fi
 
 # clang/llvm compile bpf/*.bpf.c; libbpf-dev gives bpf_helpers.h; bpftool generates
 # vmlinux.h from the kernel's BTF (and the tests list links/maps with it); libbpf1 is
-# the run-time library the Java binding loads; protobuf-compiler regenerates the
+# the run-time library the Java binding loads; libcapstone-dev brings libcapstone (.so.4 or
+# .so.5), the x86-64 decoder the offsets module loads; protobuf-compiler regenerates the
 # examples' stubs (examples/gen-proto.sh); openssl makes the examples' TLS certs.
-packages=(clang llvm libbpf-dev libbpf1 libelf-dev bpftool make gcc openssl
+packages=(clang llvm libbpf-dev libbpf1 libcapstone-dev libelf-dev bpftool make gcc openssl
           openjdk-17-jdk-headless maven golang-go ca-certificates)
 missing=()
 for p in "${packages[@]}"; do

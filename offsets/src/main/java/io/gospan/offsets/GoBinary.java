@@ -227,6 +227,25 @@ public final class GoBinary implements AutoCloseable {
     }
   }
 
+  /**
+   * The first function entry in {@code .gopclntab} after {@code address} (for a function's entry: where the
+   * next function starts, its alignment padding included; for the last function, the end of the text). Used
+   * to bound a function's code where {@code .symtab} gives no size.
+   *
+   * @return empty when there is no {@code .gopclntab} or no entry after {@code address}
+   * @throws CorruptBinaryException the table is malformed
+   */
+  public synchronized java.util.OptionalLong nextFunctionEntry(long address) throws GoBinaryException {
+    if (elf.section(".gopclntab").isEmpty()) {
+      return java.util.OptionalLong.empty();
+    }
+    try {
+      return pclntab().entryAfter(address);
+    } catch (RuntimeException e) {
+      throw corrupt("pclntab", e);
+    }
+  }
+
   private GoFunction function(String name, long entry, GoFunction.Source source) throws CorruptBinaryException {
     long off = elf.fileOffset(entry).orElseThrow(() -> new CorruptBinaryException(elf.path() + ": entry 0x"
         + Long.toHexString(entry) + " of " + name + " is in no PT_LOAD segment"));

@@ -199,4 +199,40 @@ public final class Pclntab {
     }
     return out;
   }
+
+  /**
+   * The first function entry after {@code address}: the next function's entry, or for the last function the
+   * end of the text the table covers (the functab's closing entry). Binary search over the functab, which
+   * is sorted by entry (Go src/runtime/symtab.go, findfunc).
+   *
+   * @return empty when no entry lies after {@code address}
+   * @throws CorruptBinaryException the functab runs past the table
+   */
+  public java.util.OptionalLong entryAfter(long address) throws CorruptBinaryException {
+    int lo = 0;
+    int hi = nfunc; // inclusive: functab[nfunc] is the end of the text
+    long found = -1;
+    boolean any = false;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      long e = functabEntry(mid);
+      if (Long.compareUnsigned(e, address) > 0) {
+        found = e;
+        any = true;
+        hi = mid - 1;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return any ? java.util.OptionalLong.of(found) : java.util.OptionalLong.empty();
+  }
+
+  private long functabEntry(int i) throws CorruptBinaryException {
+    if (version >= GO_1_18) {
+      r.seek(pclnOffset + 8L * i);
+      return textStart + r.u32();
+    }
+    r.seek(pclnOffset + 16L * i);
+    return r.u64();
+  }
 }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.GoFunction;
+import io.gospan.offsets.code.CapstoneDecoder;
+import io.gospan.offsets.code.FunctionCode;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.testing.ExampleApps;
 import java.nio.file.Path;
@@ -38,9 +40,16 @@ class StackCheckPrologueIT {
         if (program.equals("greeter-server")) {
           assertThat(functions).as("%s: the ServeHTTP path's functions too", binary).hasSize(Probe.values().length);
         }
+        Map<String, FunctionCode> code;
+        try (GoBinary b = GoBinary.open(binary)) {
+          code = FunctionCode.of(b, functions.values(), CapstoneDecoder.get());
+        }
         for (GoFunction f : functions.values()) {
           long at = GrpcProbes.probeFileOffset(binary, f.fileOffset());
           assertThat(at - f.fileOffset()).as("prologue of %s in %s", f.name(), binary).isBetween(6L, 32L);
+          // The first 32 bytes give what decoding the whole function gives (jbe target inside it).
+          assertThat(at - f.fileOffset()).as("%s in %s, whole function", f.name(), binary)
+              .isEqualTo(code.get(f.name()).prologueLength());
         }
       }
     }

@@ -37,4 +37,14 @@ class StackCheckPrologueTest {
     assertThat(StackCheckPrologue.length(hex("4c8d6424d8 4d3b6610"))).isZero(); // truncated
     assertThat(StackCheckPrologue.length(new byte[0])).isZero();
   }
+
+  @Test
+  void instructionsThatOnlyLookLikeAPrologue() {
+    // lea into r12 but rsp compared: r12 is not what the frame check compares
+    assertThat(StackCheckPrologue.length(hex("4c8d6424d8 493b6610 0f8697030000 55"))).isZero();
+    // g in rcx without the TLS load that puts it there
+    assertThat(StackCheckPrologue.length(hex("483b6110 7620 55"))).isZero();
+    // the same bytes shifted by one: decoding from the entry sees other instructions
+    assertThat(StackCheckPrologue.length(hex("90 493b6610 7612 55"))).isZero();
+  }
 }

@@ -1,0 +1,278 @@
+package io.gospan.offsets.code;
+
+import io.gospan.offsets.CorruptBinaryException;
+import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.GoBinaryException;
+import io.gospan.offsets.GoFunction;
+import io.gospan.offsets.elf.ElfSymbol;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A Go function's machine code, decoded from its entry to its end: where its stack-check prologue ends and
+ * where its {@code RET} instructions are. All addresses are virtual addresses; the file offset of an address
+ * {@code a} in the function is {@code function.fileOffset() + (a - function.entry())} (a function lies in
+ * one PT_LOAD segment).
+ *
+ * <p><b>Stack-check prologue</b> (Go src/cmd/internal/obj/x86/obj6.go, {@code stacksplit}, amd64). A Go
+ * function whose frame may not fit starts by comparing SP (or SP minus its frame) with the goroutine's
+ * {@code g.stackguard0} and jumps to a tail that calls {@code runtime.morestack}, which moves the stack and
+ * re-runs the function from its entry: an entry probe would fire twice for that call. Right after the
+ * conditional jump SP is still the entry SP and the argument registers are untouched. Recognized, in Intel
+ * syntax as the decoder prints it:
+ *
+ * <pre>
+ *   [mov rcx, qword ptr fs:[0xfffffffffffffff8]]   g from TLS (Go &lt;= 1.16, and ABI0 assembly)
+ *   [lea r12|rax, [rsp - N]]                        frames larger than StackSmall
+ *   cmp rsp|r12|rax, qword ptr [r14|rcx + 0x10]     g.stackguard0: R14 holds g in ABIInternal (Go >= 1.17),
+ *                                                   RCX after the TLS load; the register is the lea's, else RSP
+ *   jbe target                                      to the morestack tail, inside the function
+ * </pre>
+ *
+ * Anything else (NOSPLIT functions have no prologue; huge frames use another sequence) means no prologue:
+ * {@link #prologueEnd()} is the entry.
+ *
+ * <p><b>Returns</b>: every instruction the decoder calls {@code ret}, decoding linearly from the entry (Go
+ * emits no data inside functions on amd64) to the end: the {@code .symtab} size when present, else the next
+ * {@code .gopclntab} entry less the trailing {@code int3} instructions (0xCC, what the amd64 linker pads
+ * functions with: cmd/link/internal/amd64/obj.go, CodePad; a function that itself ends in {@code int3} then
+ * looks shorter). A Go function can have several returns, or none (it ends in a
+ * tail jump or a call to a function that does not return).
+ *
+ * <p>Bounded work: a function larger than {@link #MAX_FUNCTION_BYTES} is refused; decoding is linear in its
+ * size.
+ *
+ * @param name Go symbol name
+ * @param entry address of the first instruction
+ * @param end address just after the last instruction (padding excluded)
+ * @param prologueEnd address just after the stack-check prologue's conditional jump, or {@code entry} when
+ *     no prologue is recognized
+ * @param returns addresses of the {@code ret} instructions, ascending
+ * @param instructions number of instructions decoded
+ */
+public record FunctionCode(String name, long entry, long end, long prologueEnd, List<Long> returns,
+    int instructions) {
+  /**
+   * Largest function decoded: 1 MiB (the largest in a grpc-go server built with Go 1.26 is 21 KiB, an
+   * assembly chacha20poly1305 routine).
+   */
+  public static final int MAX_FUNCTION_BYTES = 1 << 20;
+  /** Instructions a prologue has at most, and so the most {@link #prologueLength} decodes. */
+  private static final int PROLOGUE_INSTRUCTIONS = 4;
+
+  public FunctionCode {
+    returns = List.copyOf(returns);
+  }
+
+  /** Whether a stack-check prologue was recognized. */
+  public boolean hasStackCheck() {
+    return prologueEnd != entry;
+  }
+
+  /** Length in bytes of the stack-check prologue, 0 when none. */
+  public int prologueLength() {
+    return (int) (prologueEnd - entry);
+  }
+
+  /**
+   * Where a function's code ends.
+   *
+   * @param function the function
+   * @param end from {@code .symtab}'s size (exact), else the next {@code .gopclntab} entry (padding included)
+   * @param padded whether {@code end} includes the linker's INT3 padding
+   */
+  public record CodeRange(GoFunction function, long end, boolean padded) {}
+
+  /**
+   * Decodes one function with the Capstone decoder. See {@link #of(GoBinary, Collection, X86Decoder)}.
+   *
+   * @throws UndecodableCodeException bytes in the function are no instruction, or its range is implausible
+   * @throws DecoderUnavailableException libcapstone cannot be loaded
+   * @throws CorruptBinaryException the function's bytes are not in the file
+   */
+  public static FunctionCode of(GoBinary bin, GoFunction function) throws GoBinaryException {
+    return of(bin, List.of(function), CapstoneDecoder.get()).get(function.name());
+  }
+
+  /**
+   * Decodes several functions of {@code bin} (one pass over {@code .symtab} for their sizes).
+   *
+   * @param functions from {@link GoBinary#functions} or {@link GoBinary#functionsFromPclntab}
+   * @return by function name, in the order given
+   * @throws UndecodableCodeException bytes in a function are no instruction, or its range is implausible
+   *     (no end found, larger than {@link #MAX_FUNCTION_BYTES})
+   * @throws CorruptBinaryException a function's bytes are not in the file
+   */
+  public static Map<String, FunctionCode> of(GoBinary bin, Collection<GoFunction> functions, X86Decoder decoder)
+      throws GoBinaryException {
+    Map<String, FunctionCode> out = new LinkedHashMap<>();
+    for (CodeRange r : ranges(bin, functions).values()) {
+      out.put(r.function().name(), of(bin, r, decoder));
+    }
+    return out;
+  }
+
+  /**
+   * The code ranges of several functions (one pass over {@code .symtab}).
+   *
+   * @return by function name, in the order given
+   * @throws UndecodableCodeException a function has no end (no {@code .symtab} size, no later
+   *     {@code .gopclntab} entry)
+   */
+  public static Map<String, CodeRange> ranges(GoBinary bin, Collection<GoFunction> functions)
+      throws GoBinaryException {
+    Map<String, ElfSymbol> syms = bin.elf().hasSymbols()
+        ? bin.elf().symbols(functions.stream().map(GoFunction::name).toList())
+        : Map.of();
+    Map<String, CodeRange> out = new LinkedHashMap<>();
+    for (GoFunction f : functions) {
+      ElfSymbol s = syms.get(f.name());
+      if (s != null && s.type() == ElfSymbol.STT_FUNC && s.value() == f.entry() && s.size() > 0) {
+        out.put(f.name(), new CodeRange(f, f.entry() + s.size(), false));
+        continue;
+      }
+      OptionalLong next = bin.nextFunctionEntry(f.entry());
+      if (next.isEmpty()) {
+        throw new UndecodableCodeException(bin.path() + ": " + f.name() + " at 0x" + Long.toHexString(f.entry())
+            + ": no function end (no .symtab size, no later .gopclntab entry)", f.entry());
+      }
+      out.put(f.name(), new CodeRange(f, next.getAsLong(), true));
+    }
+    return out;
+  }
+
+  /**
+   * Decodes one function's range. A padded range is decoded to its end and the trailing {@code int3}
+   * instructions are not counted as the function's.
+   *
+   * @throws UndecodableCodeException bytes in the function are no instruction, or the range is larger than
+   *     {@link #MAX_FUNCTION_BYTES}
+   * @throws CorruptBinaryException the bytes are not in the file
+   */
+  public static FunctionCode of(GoBinary bin, CodeRange range, X86Decoder decoder) throws GoBinaryException {
+    GoFunction f = range.function();
+    long size = range.end() - f.entry();
+    if (size <= 0 || size > MAX_FUNCTION_BYTES) {
+      throw new UndecodableCodeException(bin.path() + ": " + f.name() + " at 0x" + Long.toHexString(f.entry())
+          + ": implausible size " + size + " (limit " + MAX_FUNCTION_BYTES + ")", f.entry());
+    }
+    ByteBuffer buf = bin.elf().readAddress(f.entry(), size);
+    byte[] code = new byte[(int) size];
+    buf.get(code);
+    try {
+      return analyze(f.name(), f.entry(), code, decoder, range.padded());
+    } catch (UndecodableCodeException e) {
+      throw new UndecodableCodeException(bin.path() + ": " + e.getMessage(), e.address());
+    }
+  }
+
+  /**
+   * Decodes {@code code}, the whole function {@code name} whose first byte is at {@code entry}.
+   *
+   * @throws UndecodableCodeException some bytes are no instruction (the message gives the address)
+   */
+  public static FunctionCode analyze(String name, long entry, byte[] code, X86Decoder decoder)
+      throws UndecodableCodeException {
+    return analyze(name, entry, code, decoder, false);
+  }
+
+  private static FunctionCode analyze(String name, long entry, byte[] code, X86Decoder decoder, boolean padded)
+      throws UndecodableCodeException {
+    if (code.length == 0 || code.length > MAX_FUNCTION_BYTES) {
+      throw new UndecodableCodeException(name + " at 0x" + Long.toHexString(entry) + ": implausible size "
+          + code.length, entry);
+    }
+    List<Instruction> first = new ArrayList<>(PROLOGUE_INSTRUCTIONS);
+    List<Long> rets = new ArrayList<>();
+    // count and end of the instructions up to the last one that is not int3 padding
+    long[] kept = {0, entry};
+    long[] all = {0};
+    int decoded = decoder.decode(code, entry, code.length, i -> {
+      if (first.size() < PROLOGUE_INSTRUCTIONS) {
+        first.add(i);
+      }
+      if (i.isReturn()) {
+        rets.add(i.address());
+      }
+      all[0]++;
+      if (!padded || !i.mnemonic().equals("int3")) {
+        kept[0] = all[0];
+        kept[1] = i.end();
+      }
+    });
+    if (decoded != code.length) {
+      long at = entry + decoded;
+      throw new UndecodableCodeException(name + ": no valid x86-64 instruction at 0x" + Long.toHexString(at)
+          + " (offset " + decoded + " of " + code.length + ")", at);
+    }
+    long end = kept[1];
+    int prologue = prologue(first, entry, end);
+    return new FunctionCode(name, entry, end, entry + prologue, rets, (int) kept[0]);
+  }
+
+  /**
+   * Length of the stack-check prologue at the start of {@code code} (the first bytes of a function, at
+   * least 32 to see every form), 0 when none is recognized: also for too few or undecodable bytes. The
+   * jump target is not checked against the function's end, which the bytes alone do not give.
+   */
+  public static int prologueLength(byte[] code, X86Decoder decoder) {
+    X86Decoder.Decoded d = decoder.decode(code, 0, PROLOGUE_INSTRUCTIONS);
+    return prologue(d.instructions(), 0, Long.MAX_VALUE);
+  }
+
+  private static final String TLS_G = "qword ptr fs:[0xfffffffffffffff8]";
+  private static final Pattern LEA_FRAME = Pattern.compile("(r12|rax), \\[rsp - (?:0x[0-9a-f]+|[0-9])\\]");
+  private static final Pattern CMP_GUARD = Pattern.compile("(rsp|r12|rax), qword ptr \\[(r14|rcx) \\+ 0x10\\]");
+  private static final Pattern TARGET = Pattern.compile("0x[0-9a-f]{1,16}");
+
+  /** Bytes from {@code entry} to just after the prologue's jbe, 0 when the instructions are no prologue. */
+  private static int prologue(List<Instruction> ins, long entry, long end) {
+    int i = 0;
+    boolean tls = false;
+    if (i < ins.size() && is(ins.get(i), "mov", "rcx, " + TLS_G)) {
+      tls = true;
+      i++;
+    }
+    String compared = "rsp";
+    if (i < ins.size() && ins.get(i).mnemonic().equals("lea")) {
+      Matcher m = LEA_FRAME.matcher(ins.get(i).operands());
+      if (!m.matches()) {
+        return 0;
+      }
+      compared = m.group(1);
+      i++;
+    }
+    if (i >= ins.size() || !ins.get(i).mnemonic().equals("cmp")) {
+      return 0;
+    }
+    Matcher cmp = CMP_GUARD.matcher(ins.get(i).operands());
+    if (!cmp.matches() || !cmp.group(1).equals(compared) || !cmp.group(2).equals(tls ? "rcx" : "r14")) {
+      return 0;
+    }
+    i++;
+    if (i >= ins.size() || !ins.get(i).mnemonic().equals("jbe")) {
+      return 0;
+    }
+    Instruction jbe = ins.get(i);
+    String t = jbe.operands();
+    if (!TARGET.matcher(t).matches()) {
+      return 0;
+    }
+    long target = Long.parseUnsignedLong(t.substring(2), 16);
+    if (Long.compareUnsigned(target, jbe.end()) < 0 || Long.compareUnsigned(target, end) >= 0) {
+      return 0; // the morestack tail is after the prologue, inside the function
+    }
+    return (int) (jbe.end() - entry);
+  }
+
+  private static boolean is(Instruction i, String mnemonic, String operands) {
+    return i.mnemonic().equals(mnemonic) && i.operands().equals(operands);
+  }
+}
