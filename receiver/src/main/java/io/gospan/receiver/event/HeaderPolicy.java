@@ -36,16 +36,24 @@ import java.util.regex.Pattern;
  *   <li>AWS: {@code x-amz-security-token} (temporary credentials, "Signature Version 4 signing",
  *       IAM User Guide); {@code x-api-key} (API Gateway API keys); {@code
  *       x-amz-server-side-encryption-customer-key} and its {@code copy-source} form (S3 SSE-C,
- *       the customer's encryption key).
+ *       the customer's encryption key); {@code x-amzn-oidc-data} (Application Load Balancer
+ *       authentication: the signed user claims).
  *   <li>Google Cloud: {@code x-goog-api-key} (API keys); {@code x-goog-iap-jwt-assertion}
  *       (Identity-Aware Proxy signed header); {@code x-goog-encryption-key} and its {@code
  *       copy-source} form (Cloud Storage customer-supplied encryption keys); {@code
- *       x-goog-iam-authorization-token}; {@code x-firebase-appcheck} (Firebase App Check).
+ *       x-goog-iam-authorization-token}; {@code x-endpoint-api-userinfo} (Cloud Endpoints) and {@code
+ *       x-apigateway-api-userinfo} (API Gateway): the caller's JWT claims; {@code
+ *       x-firebase-appcheck} (Firebase App Check).
  *   <li>Azure: {@code ocp-apim-subscription-key} (API Management); {@code x-functions-key}
  *       (Functions access keys); {@code x-ms-client-principal}, {@code x-ms-client-principal-id},
- *       {@code x-ms-client-principal-name}, {@code x-ms-token-aad-access-token}, {@code
+ *       {@code x-ms-client-principal-name}, {@code x-ms-client-principal-idp}, {@code
+ *       x-ms-token-aad-access-token}, {@code
  *       x-ms-token-aad-id-token} (App Service authentication); {@code x-ms-encryption-key} (Blob
  *       Storage customer-provided keys).
+ *   <li>Observability back ends (headers users put in {@code OTEL_EXPORTER_OTLP_HEADERS}): {@code
+ *       dd-application-key} (Datadog), {@code x-honeycomb-team} (Honeycomb), {@code x-license-key},
+ *       {@code x-insert-key} (New Relic).
+ *   <li>Webhooks: {@code x-shopify-hmac-sha256} (Shopify's request signature).
  *   <li>Frameworks and gateways: {@code x-csrf-token} (Rails), {@code x-csrftoken} (Django),
  *       {@code x-xsrf-token} (Angular), {@code apikey} (Kong key-auth), {@code x-auth-token},
  *       {@code x-access-token}.
@@ -72,12 +80,15 @@ public final class HeaderPolicy {
           "x-api-key",
           "x-amz-server-side-encryption-customer-key",
           "x-amz-copy-source-server-side-encryption-customer-key",
+          "x-amzn-oidc-data",
           // Google Cloud, Firebase
           "x-goog-api-key",
           "x-goog-iap-jwt-assertion",
           "x-goog-encryption-key",
           "x-goog-copy-source-encryption-key",
           "x-goog-iam-authorization-token",
+          "x-endpoint-api-userinfo",
+          "x-apigateway-api-userinfo",
           "x-firebase-appcheck",
           // Azure
           "ocp-apim-subscription-key",
@@ -85,9 +96,16 @@ public final class HeaderPolicy {
           "x-ms-client-principal",
           "x-ms-client-principal-id",
           "x-ms-client-principal-name",
+          "x-ms-client-principal-idp",
           "x-ms-token-aad-access-token",
           "x-ms-token-aad-id-token",
           "x-ms-encryption-key",
+          // observability back ends, webhooks
+          "dd-application-key",
+          "x-honeycomb-team",
+          "x-license-key",
+          "x-insert-key",
+          "x-shopify-hmac-sha256",
           // frameworks and gateways
           "x-csrf-token",
           "x-csrftoken",
