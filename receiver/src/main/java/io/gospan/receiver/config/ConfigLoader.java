@@ -17,6 +17,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.gospan.receiver.config.GospanConfig.ExporterConfig;
 import io.gospan.receiver.config.GospanConfig.OtlpConfig;
 import io.gospan.receiver.config.GospanConfig.Selector;
+import io.gospan.receiver.event.HeaderPolicy;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -32,7 +33,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
@@ -57,19 +57,6 @@ import java.util.regex.PatternSyntaxException;
  */
 public final class ConfigLoader {
 
-  /** Header names never captured, whatever {@code headers.allow} says. */
-  public static final Set<String> SENSITIVE_HEADERS =
-      Set.of(
-          "authorization",
-          "proxy-authorization",
-          "cookie",
-          "set-cookie",
-          "x-api-key",
-          "x-auth-token",
-          "x-amz-security-token",
-          "grpc-previous-rpc-attempts");
-
-  private static final Pattern HEADER_NAME = Pattern.compile("[a-z0-9!#$%&'*+.^_`|~-]+");
   private static final Pattern CONTAINER_ID = Pattern.compile("[0-9a-f]{12,64}");
 
   private static final ObjectMapper MAPPER = createMapper();
@@ -349,8 +336,8 @@ public final class ConfigLoader {
     for (int i = 0; i < allow.size(); i++) {
       String h = allow.get(i);
       String key = "headers.allow[" + i + "]";
-      check(h != null && HEADER_NAME.matcher(h).matches(), key, "'" + h + "' is not a lower-case header name");
-      check(!SENSITIVE_HEADERS.contains(h), key, "'" + h + "' carries credentials and is never captured");
+      String problem = HeaderPolicy.problem(h); // credentials by list and by rule
+      check(problem == null, key, problem);
     }
 
     var s = c.streams();

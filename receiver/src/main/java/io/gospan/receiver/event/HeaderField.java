@@ -18,4 +18,11 @@ public record HeaderField(String name, String value, boolean truncated) {
   public static HeaderField of(String name, String value) {
     return new HeaderField(name, value, false);
   }
+
+  /** Name and value, except that a credential's value ({@link HeaderPolicy#isCredential}) is never shown. */
+  @Override
+  public String toString() {
+    return "HeaderField[" + name + "=" + (HeaderPolicy.isCredential(name) ? "<redacted>" : value)
+        + (truncated ? ", truncated" : "") + "]";
+  }
 }

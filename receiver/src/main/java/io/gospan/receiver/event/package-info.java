@@ -3,5 +3,7 @@
  * header events ({@link io.gospan.receiver.event.HeaderEvent}) for every probe hit and per-process
  * facts ({@link io.gospan.receiver.event.ProcessInfo}). This is the contract between the ring-buffer
  * reader ({@code io.gospan.receiver.bpf}) and span assembly ({@code io.gospan.receiver.span}).
+ * {@link io.gospan.receiver.event.HeaderPolicy} decides which header names may be captured and
+ * exported. Depends on the JDK only.
  */
 package io.gospan.receiver.event;

@@ -8,18 +8,28 @@ import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.metrics.RedMetrics;
 import io.gospan.receiver.metrics.SelfTelemetry;
 import io.gospan.receiver.metrics.TelemetryServer;
+import io.gospan.receiver.span.AssemblyMetrics;
 import io.gospan.receiver.span.FinishedSpan;
 import io.gospan.receiver.span.MonotonicClock;
 import io.gospan.receiver.span.ProcFsProcessMetadata;
 import io.gospan.receiver.span.ProcessMetadata;
+import io.gospan.receiver.span.RpcSemconv;
 import io.gospan.receiver.span.SpanAssembler;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
+import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.metrics.InstrumentType;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.SdkMeterProviderBuilder;
+import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
+import io.opentelemetry.sdk.metrics.data.LongPointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.PointData;
+import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
+import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
@@ -29,6 +39,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -90,7 +101,7 @@ public final class Pipeline implements AutoCloseable {
       metricExporter = b.metricExporter != null ? b.metricExporter : Exporters.metricExporter(config.exporter());
     }
     if (metricExporter != null) {
-      this.red = new RedMetrics(config.semconv().rpc(), metadata::resource);
+      this.red = new RedMetrics(rpcSemconv(config), metadata::resource);
       SdkMeterProviderBuilder mp =
           SdkMeterProvider.builder()
               .setResource(ownResource(config))
@@ -107,7 +118,7 @@ public final class Pipeline implements AutoCloseable {
 
     this.assembler =
         new SpanAssembler(
-            SpanAssembler.Settings.from(config), clock, metadata, telemetry, this::onSpan, IdGenerator.random());
+            assemblerSettings(config), clock, metadata, assemblyMeter(telemetry), this::onSpan, IdGenerator.random());
 
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
@@ -317,6 +328,83 @@ public final class Pipeline implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       log.warn("clock recalibration failed", e);
+    }
+  }
+
+  /** The assembler's settings from the configuration's {@code streams.*}, {@code semconv.rpc}, {@code headers.allow}. */
+  public static SpanAssembler.Settings assemblerSettings(GospanConfig c) {
+    return new SpanAssembler.Settings(
+        c.streams().timeout(),
+        c.streams().maxInFlight(),
+        c.streams().linkWait(),
+        c.streams().maxPendingLinks(),
+        rpcSemconv(c),
+        Set.copyOf(c.headers().allow()));
+  }
+
+  /** The configuration's {@code semconv.rpc} as span assembly and RED metrics take it. */
+  static RpcSemconv.Mode rpcSemconv(GospanConfig c) {
+    return switch (c.semconv().rpc()) {
+      case STABLE -> RpcSemconv.Mode.STABLE;
+      case OLD -> RpcSemconv.Mode.OLD;
+      case DUP -> RpcSemconv.Mode.DUP;
+    };
+  }
+
+  /**
+   * The {@link Meter} span assembly counts on. Until gospan's self-telemetry is built on SDK
+   * instruments, the values live in a pull-read SDK meter provider and {@link SelfTelemetry}
+   * callbacks hand them on to {@code /metrics} and OTLP under the same names.
+   */
+  private static Meter assemblyMeter(SelfTelemetry telemetry) {
+    PullReader reader = new PullReader();
+    SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(reader).build();
+    for (AssemblyMetrics m : AssemblyMetrics.values()) {
+      java.util.function.Consumer<SelfTelemetry.Recorder> forward =
+          r -> {
+            for (MetricData d : reader.collect()) {
+              if (d.getName().equals(m.metricName())) {
+                for (PointData p : d.getData().getPoints()) {
+                  r.record(((LongPointData) p).getValue(), p.getAttributes());
+                }
+              }
+            }
+          };
+      if (m.gauge()) {
+        telemetry.observeGauge(m.metricName(), m.description(), forward);
+      } else {
+        telemetry.observeCounter(m.metricName(), m.description(), forward);
+      }
+    }
+    return provider.get("io.gospan");
+  }
+
+  /** Collects cumulative values on demand. */
+  private static final class PullReader implements MetricReader {
+    private volatile CollectionRegistration registration = CollectionRegistration.noop();
+
+    @Override
+    public void register(CollectionRegistration registration) {
+      this.registration = registration;
+    }
+
+    java.util.Collection<MetricData> collect() {
+      return registration.collectAllMetrics();
+    }
+
+    @Override
+    public AggregationTemporality getAggregationTemporality(InstrumentType instrumentType) {
+      return AggregationTemporality.CUMULATIVE;
+    }
+
+    @Override
+    public CompletableResultCode forceFlush() {
+      return CompletableResultCode.ofSuccess();
+    }
+
+    @Override
+    public CompletableResultCode shutdown() {
+      return CompletableResultCode.ofSuccess();
     }
   }
 

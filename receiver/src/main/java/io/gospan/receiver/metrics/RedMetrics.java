@@ -1,12 +1,8 @@
 package io.gospan.receiver.metrics;
 
-import io.gospan.receiver.config.SemconvMode;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.span.FinishedSpan;
-import io.gospan.receiver.span.GrpcStatus;
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.common.AttributesBuilder;
+import io.gospan.receiver.span.RpcSemconv;
 import io.opentelemetry.api.metrics.DoubleHistogram;
 import io.opentelemetry.api.metrics.DoubleHistogramBuilder;
 import io.opentelemetry.api.metrics.Meter;
@@ -27,12 +23,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntFunction;
 
 /**
- * RED metrics of the traced RPCs, per the RPC semantic conventions: {@code rpc.server.call.duration}
- * and {@code rpc.client.call.duration} histograms in seconds, with {@code rpc.system.name}, {@code
- * rpc.method}, {@code rpc.response.status_code} (and {@code error.type} on errors); with {@code
- * semconv.rpc} {@code old} or {@code dup}, also the older {@code rpc.server.duration} / {@code
- * rpc.client.duration} in milliseconds with {@code rpc.system}, {@code rpc.service}, {@code
- * rpc.method}, {@code rpc.grpc.status_code}. Rate is the histogram count, errors the count by status.
+ * RED metrics of the traced RPCs, per the RPC semantic conventions as {@link RpcSemconv} maps them:
+ * in stable mode the {@code rpc.server.call.duration} and {@code rpc.client.call.duration}
+ * histograms in seconds; in old mode {@code rpc.server.duration} / {@code rpc.client.duration} in
+ * milliseconds; in dup mode both. Rate is the histogram count, errors the count by status.
  *
  * <p>Each traced process gets its own {@link SdkMeterProvider} carrying that process's resource
  * (so the metrics belong to the traced service, as its spans do), read by a pull reader. This
@@ -41,14 +35,6 @@ import java.util.function.IntFunction;
  * was seen are recorded (incomplete ones have no status).
  */
 public final class RedMetrics implements MetricProducer, AutoCloseable {
-  private static final AttributeKey<String> RPC_SYSTEM_NAME = AttributeKey.stringKey("rpc.system.name");
-  private static final AttributeKey<String> RPC_METHOD = AttributeKey.stringKey("rpc.method");
-  private static final AttributeKey<String> RPC_RESPONSE_STATUS_CODE = AttributeKey.stringKey("rpc.response.status_code");
-  private static final AttributeKey<String> ERROR_TYPE = AttributeKey.stringKey("error.type");
-  private static final AttributeKey<String> RPC_SYSTEM = AttributeKey.stringKey("rpc.system");
-  private static final AttributeKey<String> RPC_SERVICE = AttributeKey.stringKey("rpc.service");
-  private static final AttributeKey<Long> RPC_GRPC_STATUS_CODE = AttributeKey.longKey("rpc.grpc.status_code");
-
   /** Seconds; the conventions' advice, with sub-millisecond buckets added for in-cluster gRPC. */
   static final List<Double> SECONDS_BUCKETS =
       List.of(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0,
@@ -57,7 +43,7 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
       List.of(0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0,
           5000.0, 7500.0, 10000.0);
 
-  private final SemconvMode mode;
+  private final RpcSemconv.Mode mode;
   private final IntFunction<Resource> resourceOf;
   private final Map<Integer, PerProcess> processes = new ConcurrentHashMap<>();
   private volatile boolean closed;
@@ -66,7 +52,7 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
    * @param mode which conventions to emit
    * @param resourceOf the resource of a traced process (e.g. {@code ProcessMetadata::resource})
    */
-  public RedMetrics(SemconvMode mode, IntFunction<Resource> resourceOf) {
+  public RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf) {
     this.mode = mode;
     this.resourceOf = resourceOf;
   }
@@ -77,28 +63,14 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
       return;
     }
     PerProcess p = processes.computeIfAbsent(f.pid(), pid -> new PerProcess(resourceOf.apply(pid)));
-    GrpcStatus status = f.status();
     boolean server = f.side() == Side.SERVER;
     if (mode.emitStable()) {
-      AttributesBuilder b = Attributes.builder();
-      b.put(RPC_SYSTEM_NAME, "grpc");
-      b.put(RPC_METHOD, f.method() != null ? f.method() : "_OTHER");
-      b.put(RPC_RESPONSE_STATUS_CODE, status.name());
-      if (status.isError(f.side())) {
-        b.put(ERROR_TYPE, status.name());
-      }
-      (server ? p.serverSeconds : p.clientSeconds).record(f.durationNanos() / 1e9, b.build());
+      (server ? p.serverSeconds : p.clientSeconds)
+          .record(f.durationNanos() / 1e9, RpcSemconv.stableMetricAttributes(f.side(), f.method(), f.status()));
     }
     if (mode.emitOld()) {
-      AttributesBuilder b = Attributes.builder();
-      b.put(RPC_SYSTEM, "grpc");
-      if (f.method() != null) {
-        int slash = f.method().indexOf('/');
-        b.put(RPC_SERVICE, f.method().substring(0, slash));
-        b.put(RPC_METHOD, f.method().substring(slash + 1));
-      }
-      b.put(RPC_GRPC_STATUS_CODE, (long) status.code());
-      (server ? p.serverMillis : p.clientMillis).record(f.durationNanos() / 1e6, b.build());
+      (server ? p.serverMillis : p.clientMillis)
+          .record(f.durationNanos() / 1e6, RpcSemconv.oldMetricAttributes(f.method(), f.status()));
     }
   }
 
@@ -138,16 +110,18 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
       provider = SdkMeterProvider.builder().setResource(resource).registerMetricReader(reader).build();
       Meter meter = provider.get("io.gospan");
       serverSeconds =
-          histogram(meter, "rpc.server.call.duration", "Measures the duration of inbound remote procedure calls.", "s",
-              SECONDS_BUCKETS);
+          histogram(meter, RpcSemconv.SERVER_CALL_DURATION, "Measures the duration of inbound remote procedure calls.",
+              RpcSemconv.STABLE_UNIT, SECONDS_BUCKETS);
       clientSeconds =
-          histogram(meter, "rpc.client.call.duration", "Measures the duration of outbound remote procedure calls.",
-              "s", SECONDS_BUCKETS);
+          histogram(meter, RpcSemconv.CLIENT_CALL_DURATION, "Measures the duration of outbound remote procedure calls.",
+              RpcSemconv.STABLE_UNIT, SECONDS_BUCKETS);
       serverMillis = mode.emitOld()
-          ? histogram(meter, "rpc.server.duration", "Measures the duration of inbound RPC.", "ms", MILLIS_BUCKETS)
+          ? histogram(meter, RpcSemconv.OLD_SERVER_DURATION, "Measures the duration of inbound RPC.", RpcSemconv.OLD_UNIT,
+              MILLIS_BUCKETS)
           : null;
       clientMillis = mode.emitOld()
-          ? histogram(meter, "rpc.client.duration", "Measures the duration of outbound RPC.", "ms", MILLIS_BUCKETS)
+          ? histogram(meter, RpcSemconv.OLD_CLIENT_DURATION, "Measures the duration of outbound RPC.", RpcSemconv.OLD_UNIT,
+              MILLIS_BUCKETS)
           : null;
     }
   }

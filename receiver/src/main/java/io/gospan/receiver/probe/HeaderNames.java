@@ -1,11 +1,11 @@
 package io.gospan.receiver.probe;
 
+import io.gospan.receiver.event.HeaderPolicy;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -13,12 +13,16 @@ import java.util.Set;
  * positions in this list; the {@code header_names} map holds name → id. Values of every other
  * field never leave the kernel.
  *
- * <p>Credentials can never be captured: {@link #of} refuses them even if configured.
+ * <p>Credentials can never be captured: {@link #of} refuses every name {@link HeaderPolicy} refuses,
+ * even if configured, and no default is one.
  */
 public final class HeaderNames {
 
   /**
-   * What spans need (DESIGN.md, "Spans"): captured by default. Every name read and value copied
+   * What spans need, captured by default: the method ({@code :path}), the server address
+   * ({@code :authority}), the status ({@code :status}, {@code grpc-status}, {@code grpc-message}),
+   * the W3C trace context parent ({@code traceparent}, {@code tracestate}) and, on the ServeHTTP
+   * path, {@code content-type} to tell gRPC requests from others. Every name read and value copied
    * costs the traced program time on each call (docs/benchmarks.md), so nothing else is: other
    * metadata ({@code user-agent}, {@code grpc-timeout}) only when the configuration allows it.
    */
@@ -33,18 +37,6 @@ public final class HeaderNames {
           "traceparent",
           "tracestate");
 
-  /** Never captured, whatever the configuration says. */
-  public static final Set<String> FORBIDDEN =
-      Set.of(
-          "authorization",
-          "proxy-authorization",
-          "cookie",
-          "set-cookie",
-          "x-api-key",
-          "api-key",
-          "x-auth-token",
-          "grpc-previous-rpc-attempts-auth");
-
   private final List<String> names;
   private final Set<String> extras;
 
@@ -56,20 +48,16 @@ public final class HeaderNames {
   /**
    * The defaults plus {@code extra} (e.g. the config's {@code headers.allow}), in that order.
    *
-   * @throws IllegalArgumentException for a credential header, a name that is not lower-case
-   *     ASCII, longer than 31 bytes, or when there are more than 255 names
+   * @throws IllegalArgumentException for a name {@link HeaderPolicy#problem} refuses (a credential,
+   *     or not a lower-case field name), one longer than 31 bytes, or when there are more than
+   *     255 names
    */
   public static HeaderNames of(Collection<String> extra) {
     Set<String> all = new LinkedHashSet<>(DEFAULTS);
     Set<String> extras = new LinkedHashSet<>();
     for (String raw : extra) {
       String n = raw.strip();
-      if (!n.equals(n.toLowerCase(Locale.ROOT)) || n.isEmpty() || !StandardCharsets.US_ASCII.newEncoder().canEncode(n)) {
-        throw new IllegalArgumentException("header name '" + raw + "' must be non-empty lower-case ASCII (HTTP/2 field names are)");
-      }
-      if (FORBIDDEN.contains(n)) {
-        throw new IllegalArgumentException("header '" + n + "' carries credentials and is never captured");
-      }
+      HeaderPolicy.requireCapturable(n);
       if (n.length() >= GrpcLayouts.NAME_LEN) {
         throw new IllegalArgumentException(
             "header name '" + n + "' is longer than " + (GrpcLayouts.NAME_LEN - 1) + " bytes");

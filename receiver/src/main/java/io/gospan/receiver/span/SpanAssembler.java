@@ -1,16 +1,15 @@
 package io.gospan.receiver.span;
 
-import io.gospan.receiver.config.ConfigLoader;
-import io.gospan.receiver.config.GospanConfig;
-import io.gospan.receiver.config.SemconvMode;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.HeaderField;
+import io.gospan.receiver.event.HeaderPolicy;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
-import io.gospan.receiver.metrics.SelfTelemetry;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
+import io.opentelemetry.api.metrics.LongCounter;
+import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
@@ -69,37 +68,47 @@ import java.util.TreeMap;
  * with no traced client is delayed by at most {@code link_wait}. End events that arrive before
  * their stream's start (reordered delivery) are likewise held for {@code link_wait}.
  *
+ * <h2>Metadata</h2>
+ *
+ * A header field becomes a {@code rpc.request.metadata.<name>} / {@code
+ * rpc.response.metadata.<name>} attribute (names per {@link RpcSemconv}) only when {@link
+ * Settings#allowHeaders} lists it and {@link HeaderPolicy} does not call it a credential: an event
+ * that carries a credential anyway (it should not: the probes never capture one) exports nothing of
+ * it.
+ *
+ * <h2>Self-telemetry</h2>
+ *
+ * Counted on the {@link Meter} given to the constructor: the instruments of {@link
+ * AssemblyMetrics}.
+ *
  * <p>Thread-safe: every method takes one lock. The {@link SpanSink} is called under it and must not
  * block. {@link #expire()} must be called periodically (the pipeline does, every 100 ms).
  */
 public final class SpanAssembler {
 
-  /** Assembly settings; {@link #from(GospanConfig)} takes them from the config. */
+  /**
+   * Assembly settings (the configuration's {@code streams.*}, {@code semconv.rpc}, {@code
+   * headers.allow}).
+   *
+   * @param timeout a stream whose end is not seen this long after its start ends incomplete
+   * @param maxInFlight streams tracked at once
+   * @param linkWait how long a server span waits for its client span; zero disables linking
+   * @param maxPendingLinks ended client streams remembered, and server spans held, for linking
+   * @param semconv which RPC conventions spans carry
+   * @param allowHeaders header names exported as metadata (credentials never are)
+   */
   public record Settings(
-      Duration timeout, int maxInFlight, Duration linkWait, int maxPendingLinks, SemconvMode semconv, Set<String> allowHeaders) {
+      Duration timeout,
+      int maxInFlight,
+      Duration linkWait,
+      int maxPendingLinks,
+      RpcSemconv.Mode semconv,
+      Set<String> allowHeaders) {
     public Settings {
       Objects.requireNonNull(timeout);
       Objects.requireNonNull(linkWait);
       Objects.requireNonNull(semconv);
       allowHeaders = Set.copyOf(allowHeaders);
-    }
-
-    public static Settings from(GospanConfig c) {
-      return new Settings(
-          c.streams().timeout(),
-          c.streams().maxInFlight(),
-          c.streams().linkWait(),
-          c.streams().maxPendingLinks(),
-          c.semconv().rpc(),
-          Set.copyOf(c.headers().allow()));
-    }
-
-    public static Settings defaults() {
-      return from(GospanConfig.defaults());
-    }
-
-    public Settings withSemconv(SemconvMode mode) {
-      return new Settings(timeout, maxInFlight, linkWait, maxPendingLinks, mode, allowHeaders);
     }
   }
 
@@ -175,6 +184,7 @@ public final class SpanAssembler {
   private record OrphanEnd(HeaderEvent event, long releaseAt) {}
 
   private final Settings settings;
+  private final RpcSemconv semconv;
   private final MonotonicClock clock;
   private final ProcessMetadata metadata;
   private final SpanSink sink;
@@ -193,46 +203,59 @@ public final class SpanAssembler {
 
   static {
     for (ProbeKind k : ProbeKind.values()) {
-      PROBE_ATTRIBUTES.put(k, Attributes.of(SelfTelemetry.PROBE, k.name().toLowerCase(Locale.ROOT)));
+      PROBE_ATTRIBUTES.put(k, Attributes.of(AssemblyMetrics.PROBE, k.name().toLowerCase(Locale.ROOT)));
     }
   }
 
-  private final SelfTelemetry.Counter eventsRead;
-  private final SelfTelemetry.Counter malformed;
-  private final SelfTelemetry.Counter duplicate;
-  private final SelfTelemetry.Counter unmatched;
-  private final SelfTelemetry.Counter traceparentMalformed;
-  private final SelfTelemetry.Counter overflow;
-  private final SelfTelemetry.Counter incomplete;
-  private final SelfTelemetry.Counter linked;
-  private final SelfTelemetry.Counter linkOverflow;
+  private final LongCounter eventsRead;
+  private final LongCounter malformed;
+  private final LongCounter duplicate;
+  private final LongCounter unmatched;
+  private final LongCounter traceparentMalformed;
+  private final LongCounter overflow;
+  private final LongCounter incomplete;
+  private final LongCounter linked;
+  private final LongCounter linkOverflow;
 
+  /**
+   * @param meter where the {@link AssemblyMetrics} instruments are created (the in-flight gauge is
+   *     observed through a callback on it)
+   * @param sink receives every finished span, under the assembler's lock
+   * @param ids span and trace ids of new spans
+   */
   public SpanAssembler(
       Settings settings,
       MonotonicClock clock,
       ProcessMetadata metadata,
-      SelfTelemetry telemetry,
+      Meter meter,
       SpanSink sink,
       IdGenerator ids) {
     this.settings = settings;
+    this.semconv = RpcSemconv.of(settings.semconv());
     this.clock = clock;
     this.metadata = metadata;
     this.sink = sink;
     this.ids = ids;
     this.timeoutNs = settings.timeout().toNanos();
     this.linkWaitNs = settings.linkWait().toNanos();
-    eventsRead = telemetry.counter(SelfTelemetry.EVENTS_READ, "Header events handed to span assembly");
-    malformed = telemetry.counter(SelfTelemetry.EVENTS_MALFORMED, "Header events rejected as malformed");
-    duplicate = telemetry.counter(SelfTelemetry.EVENTS_DUPLICATE, "Repeated stream starts, ignored");
-    unmatched = telemetry.counter(SelfTelemetry.EVENTS_UNMATCHED, "Header events for streams not in flight");
-    traceparentMalformed =
-        telemetry.counter(SelfTelemetry.TRACEPARENT_MALFORMED, "Malformed traceparent headers, ignored");
-    overflow = telemetry.counter(SelfTelemetry.STREAMS_OVERFLOW, "Streams not traced: max_in_flight reached");
-    incomplete = telemetry.counter(SelfTelemetry.SPANS_INCOMPLETE, "Spans ended without their end event");
-    linked = telemetry.counter(SelfTelemetry.SPANS_LINKED, "Server spans parented to a traced client span");
-    linkOverflow =
-        telemetry.counter(SelfTelemetry.LINKS_OVERFLOW, "Server spans exported unlinked: max_pending_links reached");
-    telemetry.observeGauge(SelfTelemetry.STREAMS_IN_FLIGHT, "Streams in flight", r -> r.record(inFlightCount));
+    eventsRead = counter(meter, AssemblyMetrics.EVENTS_READ);
+    malformed = counter(meter, AssemblyMetrics.EVENTS_MALFORMED);
+    duplicate = counter(meter, AssemblyMetrics.EVENTS_DUPLICATE);
+    unmatched = counter(meter, AssemblyMetrics.EVENTS_UNMATCHED);
+    traceparentMalformed = counter(meter, AssemblyMetrics.TRACEPARENT_MALFORMED);
+    overflow = counter(meter, AssemblyMetrics.STREAMS_OVERFLOW);
+    incomplete = counter(meter, AssemblyMetrics.SPANS_INCOMPLETE);
+    linked = counter(meter, AssemblyMetrics.SPANS_LINKED);
+    linkOverflow = counter(meter, AssemblyMetrics.LINKS_OVERFLOW);
+    meter
+        .gaugeBuilder(AssemblyMetrics.STREAMS_IN_FLIGHT.metricName())
+        .setDescription(AssemblyMetrics.STREAMS_IN_FLIGHT.description())
+        .ofLongs()
+        .buildWithCallback(r -> r.record(inFlightCount));
+  }
+
+  private static LongCounter counter(Meter meter, AssemblyMetrics m) {
+    return meter.counterBuilder(m.metricName()).setDescription(m.description()).build();
   }
 
   // ------------------------------------------------------------------------------------ input
@@ -242,10 +265,10 @@ public final class SpanAssembler {
     long now = clock.monotonicNow();
     String problem = validate(e);
     if (problem != null) {
-      malformed.increment(Attributes.of(SelfTelemetry.REASON, problem));
+      malformed.add(1, Attributes.of(AssemblyMetrics.REASON, problem));
       return;
     }
-    eventsRead.increment(PROBE_ATTRIBUTES.get(e.probe()));
+    eventsRead.add(1, PROBE_ATTRIBUTES.get(e.probe()));
     if (e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS && !e.grpcContentType()) {
       return; // another HTTP/2 request of a server that also serves gRPC through ServeHTTP
     }
@@ -258,7 +281,7 @@ public final class SpanAssembler {
         if (isFinal(e) && linkWaitNs > 0) {
           holdOrphan(key, e, now);
         } else {
-          unmatched.increment();
+          unmatched.add(1);
         }
         return;
       }
@@ -310,7 +333,7 @@ public final class SpanAssembler {
         break;
       }
       it.remove();
-      unmatched.increment();
+      unmatched.add(1);
     }
     inFlightCount = streams.size();
   }
@@ -382,7 +405,7 @@ public final class SpanAssembler {
     Stream previous = streams.get(key);
     if (previous != null) {
       if (previous.sockets == null || e.sockets() == null || previous.sockets.equals(e.sockets())) {
-        duplicate.increment();
+        duplicate.add(1);
         return;
       }
       // a new connection at the address of a closed one: the old stream's end will not come
@@ -390,13 +413,13 @@ public final class SpanAssembler {
       endIncomplete(previous, "connection_closed", now);
     }
     if (streams.size() >= settings.maxInFlight()) {
-      overflow.increment();
+      overflow.add(1);
       return;
     }
     String traceparent = e.header("traceparent");
     SpanContext remoteParent = TraceHeaders.parent(traceparent, e.header("tracestate"));
     if (traceparent != null && remoteParent == null) {
-      traceparentMalformed.increment();
+      traceparentMalformed.add(1);
     }
     String traceId = null;
     if (remoteParent != null) {
@@ -448,7 +471,7 @@ public final class SpanAssembler {
     GrpcStatus status = GrpcStatus.parse(grpcStatus);
     if (status == null) {
       if (grpcStatus != null) {
-        malformed.increment(Attributes.of(SelfTelemetry.REASON, "grpc_status"));
+        malformed.add(1, Attributes.of(AssemblyMetrics.REASON, "grpc_status"));
       }
       status = grpcStatus != null ? GrpcStatus.UNKNOWN : GrpcStatus.fromHttpStatus(s.httpStatus);
     }
@@ -458,13 +481,13 @@ public final class SpanAssembler {
 
   private void holdOrphan(StreamKey key, HeaderEvent e, long now) {
     if (orphanEnds.size() >= Math.max(1, settings.maxPendingLinks())) {
-      unmatched.increment();
+      unmatched.add(1);
       return;
     }
     OrphanEnd previous = orphanEnds.remove(key); // re-insert: the map stays in release order
     orphanEnds.put(key, new OrphanEnd(e, now + linkWaitNs));
     if (previous != null) {
-      unmatched.increment(); // a duplicate end for a stream whose start has not come
+      unmatched.add(1); // a duplicate end for a stream whose start has not come
     }
   }
 
@@ -510,13 +533,13 @@ public final class SpanAssembler {
         emitServer(previous.stream(), previous.endNs(), previous.status(), previous.message(), null);
       }
     } else {
-      linkOverflow.increment();
+      linkOverflow.add(1);
       emitServer(s, endNs, status, message, null);
     }
   }
 
   private void endIncomplete(Stream s, String reason, long now) {
-    incomplete.increment(Attributes.of(SelfTelemetry.REASON, reason));
+    incomplete.add(1, Attributes.of(AssemblyMetrics.REASON, reason));
     if (s.side == Side.CLIENT) {
       emit(s, s.traceId, parentOf(s, null), s.lastNs, null, null, reason);
       retireClient(s, Long.MAX_VALUE, now);
@@ -554,7 +577,7 @@ public final class SpanAssembler {
 
   private void emitServer(Stream s, long endNs, GrpcStatus status, String message, ClientRecord client) {
     if (client != null) {
-      linked.increment();
+      linked.add(1);
     }
     emit(s, traceIdOf(s, client), parentOf(s, client), endNs, status, message, null);
   }
@@ -604,31 +627,8 @@ public final class SpanAssembler {
   // ------------------------------------------------------------------------------------ attributes
 
   private Attributes attributes(Stream s, GrpcStatus status, String incompleteReason) {
-    SemconvMode mode = settings.semconv();
     AttributesBuilder b = Attributes.builder();
-    if (mode.emitOld()) {
-      b.put(RpcAttributes.RPC_SYSTEM, RpcAttributes.GRPC);
-      if (s.fullMethod != null) {
-        int slash = s.fullMethod.indexOf('/');
-        b.put(RpcAttributes.RPC_SERVICE, s.fullMethod.substring(0, slash));
-        if (!mode.emitStable()) {
-          b.put(RpcAttributes.RPC_METHOD, s.fullMethod.substring(slash + 1));
-        }
-      }
-      if (status != null) {
-        b.put(RpcAttributes.RPC_GRPC_STATUS_CODE, (long) status.code());
-      }
-    }
-    if (mode.emitStable()) {
-      b.put(RpcAttributes.RPC_SYSTEM_NAME, RpcAttributes.GRPC);
-      b.put(RpcAttributes.RPC_METHOD, s.fullMethod != null ? s.fullMethod : RpcAttributes.OTHER_METHOD);
-      if (status != null) {
-        b.put(RpcAttributes.RPC_RESPONSE_STATUS_CODE, status.name());
-        if (status.isError(s.side)) {
-          b.put(RpcAttributes.ERROR_TYPE, status.name());
-        }
-      }
-    }
+    semconv.putSpanAttributes(b, s.side, s.fullMethod, status);
 
     InetSocketAddress serverEnd = null;
     InetSocketAddress peer = null;
@@ -656,9 +656,8 @@ public final class SpanAssembler {
         b.put(RpcAttributes.CLIENT_PORT, (long) peer.getPort());
       }
     }
-    putMetadata(b, mode, s.requestMetadata, RpcAttributes.REQUEST_METADATA_PREFIX, RpcAttributes.OLD_REQUEST_METADATA_PREFIX);
-    putMetadata(
-        b, mode, s.responseMetadata, RpcAttributes.RESPONSE_METADATA_PREFIX, RpcAttributes.OLD_RESPONSE_METADATA_PREFIX);
+    semconv.putMetadata(b, true, s.requestMetadata);
+    semconv.putMetadata(b, false, s.responseMetadata);
     if (s.truncated) {
       b.put(RpcAttributes.GOSPAN_HEADERS_TRUNCATED, true);
     }
@@ -671,22 +670,9 @@ public final class SpanAssembler {
 
   private void captureMetadata(Map<String, List<String>> into, HeaderField f) {
     String name = f.name();
-    if (settings.allowHeaders().contains(name) && !ConfigLoader.SENSITIVE_HEADERS.contains(name)) {
+    if (HeaderPolicy.mayExport(name, settings.allowHeaders())) {
       into.computeIfAbsent(name, k -> new ArrayList<>(1)).add(f.value());
     }
-  }
-
-  private static void putMetadata(
-      AttributesBuilder b, SemconvMode mode, Map<String, List<String>> md, String stablePrefix, String oldPrefix) {
-    md.forEach(
-        (k, v) -> {
-          if (mode.emitStable()) {
-            b.put(RpcAttributes.metadataKey(stablePrefix, k), List.copyOf(v));
-          }
-          if (mode.emitOld()) {
-            b.put(RpcAttributes.metadataKey(oldPrefix, k), List.copyOf(v));
-          }
-        });
   }
 
   private static String hostAddress(InetSocketAddress a) {

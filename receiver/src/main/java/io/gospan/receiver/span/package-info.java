@@ -7,7 +7,15 @@
  *   <li>{@link io.gospan.receiver.span.MonotonicClock} — kernel monotonic time to epoch time.
  *   <li>{@link io.gospan.receiver.span.ProcessMetadata} / {@link io.gospan.receiver.span.ProcFsProcessMetadata}
  *       — the resource of each traced process.
- *   <li>{@link io.gospan.receiver.span.RpcAttributes} — the RPC semantic-convention attribute names.
+ *   <li>{@link io.gospan.receiver.span.RpcAttributes} — the RPC semantic-convention attribute names;
+ *       {@link io.gospan.receiver.span.RpcSemconv} — the mapping of a call to them (stable, old,
+ *       dup), for spans and RED metrics.
+ *   <li>{@link io.gospan.receiver.span.AssemblyMetrics} — the counters span assembly records on the
+ *       {@code Meter} it is given.
  * </ul>
+ *
+ * <p>Depends on {@code io.gospan.receiver.event} and the OpenTelemetry API (plus the SDK's {@code
+ * SpanData} types, {@code IdGenerator} and {@code Resource}) only; docs/architecture.md, "Package
+ * graph".
  */
 package io.gospan.receiver.span;

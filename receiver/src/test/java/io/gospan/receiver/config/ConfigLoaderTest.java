@@ -149,6 +149,23 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void aCredentialHeaderFailsAtLoadInOneLineNamingTheKey() {
+    // by the rule: api-key is no exact entry of any list, it contains "api-key"
+    assertThatThrownBy(() -> parse("headers:\n  allow: [x-request-id, api-key]\n"))
+        .isInstanceOf(ConfigException.class)
+        .satisfies(e -> {
+          assertThat(e.getMessage()).contains("headers.allow[1]").contains("'api-key'").contains("credentials");
+          assertThat(e.getMessage().lines()).hasSize(1);
+        });
+  }
+
+  @Test
+  void theRetryCounterIsNoCredential() {
+    assertThat(parse("headers:\n  allow: [grpc-previous-rpc-attempts, user-agent]\n").headers().allow())
+        .containsExactly("grpc-previous-rpc-attempts", "user-agent");
+  }
+
+  @Test
   void wrongTypeIsNamed() {
     assertProblem("streams:\n  max_in_flight: lots\n", "streams.max_in_flight");
     assertProblem("streams:\n  timeout: 30\n", "streams.timeout", "unit");
@@ -170,6 +187,7 @@ class ConfigLoaderTest {
         "exporter.otlp.tls.ca_file", "cannot read");
     assertProblem("headers:\n  allow: [Authorization]\n", "headers.allow[0]", "lower-case");
     assertProblem("headers:\n  allow: [x-request-id, cookie]\n", "headers.allow[1]", "credentials");
+    assertProblem("headers:\n  allow: [x-amz-security-token]\n", "headers.allow[0]", "credentials");
     assertProblem("streams:\n  max_in_flight: 0\n", "streams.max_in_flight");
     assertProblem("discovery:\n  instrument:\n    - name: \"(\"\n", "discovery.instrument[0].name", "regular expression");
     assertProblem("discovery:\n  instrument:\n    - {}\n", "discovery.instrument[0]", "at least one");

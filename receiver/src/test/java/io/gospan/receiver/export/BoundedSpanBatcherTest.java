@@ -2,6 +2,7 @@ package io.gospan.receiver.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gospan.receiver.config.GospanConfig;
 import io.gospan.receiver.metrics.SelfTelemetry;
 import io.gospan.receiver.span.Events;
 import io.gospan.receiver.span.FakeMetadata;
@@ -10,6 +11,7 @@ import io.gospan.receiver.span.MonotonicClock;
 import io.gospan.receiver.span.SpanAssembler;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.api.metrics.MeterProvider;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
@@ -26,8 +28,8 @@ class BoundedSpanBatcherTest {
 
   static SpanData aSpan() {
     List<FinishedSpan> out = new ArrayList<>();
-    SpanAssembler a = new SpanAssembler(SpanAssembler.Settings.defaults(), MonotonicClock.fixed(0), new FakeMetadata(),
-        new SelfTelemetry(), out::add, IdGenerator.random());
+    SpanAssembler a = new SpanAssembler(Pipeline.assemblerSettings(GospanConfig.defaults()), MonotonicClock.fixed(0),
+        new FakeMetadata(), MeterProvider.noop().get("test"), out::add, IdGenerator.random());
     Events e = new Events(40000);
     a.accept(e.clientStart(1, 10));
     a.accept(e.clientTrailersOnly(1, 20, 0, null));

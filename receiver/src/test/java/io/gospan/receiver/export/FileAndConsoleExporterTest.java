@@ -103,10 +103,10 @@ class FileAndConsoleExporterTest {
     List<io.gospan.receiver.span.FinishedSpan> finished = new java.util.ArrayList<>();
     var assembler =
         new io.gospan.receiver.span.SpanAssembler(
-            io.gospan.receiver.span.SpanAssembler.Settings.defaults(),
+            Pipeline.assemblerSettings(io.gospan.receiver.config.GospanConfig.defaults()),
             io.gospan.receiver.span.MonotonicClock.fixed(1_790_000_000_000_000_000L),
             new FakeMetadata(),
-            new io.gospan.receiver.metrics.SelfTelemetry(),
+            io.opentelemetry.api.metrics.MeterProvider.noop().get("test"),
             finished::add,
             io.opentelemetry.sdk.trace.IdGenerator.random());
     Events conn = new Events(40000);

@@ -81,6 +81,27 @@ class PipelineTest {
   }
 
   @Test
+  void spanAssemblyCountsReachSelfTelemetryUnderTheirNames() throws Exception {
+    Collecting exporter = new Collecting();
+    try (Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build()) {
+      Events conn = new Events(40000);
+      long t0 = p.clock().monotonicNow();
+      p.accept(conn.clientStart(1, t0));
+      p.accept(conn.clientStart(3, t0));
+      p.accept(conn.clientTrailersOnly(1, t0 + 1_000_000, 0, null));
+      p.accept(conn.clientTrailersOnly(9, t0 + 1_000_000, 0, null)); // no start: unmatched once link_wait (0) is over
+      StringBuilder text = new StringBuilder();
+      p.telemetry().writePrometheus(text);
+      assertThat(text.toString())
+          .contains("gospan_events_read_total{probe=\"loopy_writer_write_header\"} 2")
+          .contains("gospan_events_read_total{probe=\"http2_client_operate_headers\"} 2")
+          .contains("gospan_events_unmatched_total 1")
+          .contains("gospan_streams_in_flight 1")
+          .contains("# HELP gospan_events_read Header events handed to span assembly");
+    }
+  }
+
+  @Test
   void timedOutStreamsAreEndedByThePipelineTimer() throws Exception {
     Collecting exporter = new Collecting();
     try (Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build()) {

@@ -2,10 +2,10 @@ package io.gospan.receiver.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gospan.receiver.config.SemconvMode;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.span.FinishedSpan;
 import io.gospan.receiver.span.GrpcStatus;
+import io.gospan.receiver.span.RpcSemconv;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
@@ -31,7 +31,7 @@ class RedMetricsTest {
 
   @Test
   void stableHistogramsPerProcessResource() {
-    try (RedMetrics red = new RedMetrics(SemconvMode.STABLE, RedMetricsTest::resourceOf)) {
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf)) {
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 2_000_000));
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 4_000_000));
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.INTERNAL, 1_000_000));
@@ -68,7 +68,7 @@ class RedMetricsTest {
 
   @Test
   void oldAndDupConventions() {
-    try (RedMetrics red = new RedMetrics(SemconvMode.DUP, RedMetricsTest::resourceOf)) {
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.DUP, RedMetricsTest::resourceOf)) {
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.UNAVAILABLE, 3_000_000));
       Collection<MetricData> data = red.produce(Resource.empty());
       MetricData old = named(data, "rpc.server.duration", "1");

@@ -45,9 +45,18 @@ class HeaderNamesTest {
   }
 
   @Test
-  void credentialsAreRefused() {
-    assertThatThrownBy(() -> HeaderNames.of(List.of("authorization")))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("credentials");
+  void credentialsAreRefusedByListAndByRule() {
+    for (String name : List.of("authorization", "x-amz-security-token", "api-key", "x-my-session-id")) {
+      assertThatThrownBy(() -> HeaderNames.of(List.of("x-request-id", name)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("'" + name + "'")
+          .hasMessageContaining("credentials");
+    }
+  }
+
+  @Test
+  void noDefaultIsACredentialAndTheRetryCounterMayBeCaptured() {
+    assertThat(HeaderNames.DEFAULTS).noneMatch(io.gospan.receiver.event.HeaderPolicy::isCredential);
+    assertThat(HeaderNames.of(List.of("grpc-previous-rpc-attempts")).names()).contains("grpc-previous-rpc-attempts");
   }
 }

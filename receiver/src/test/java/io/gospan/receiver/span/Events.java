@@ -11,7 +11,16 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Builds the header events grpc-go produces for one connection, as DESIGN.md describes them. */
+/**
+ * Builds the header events grpc-go produces for one connection, one per probe hit. A unary call
+ * that succeeds: the client's {@code loopyWriter.writeHeader} (request headers: the client span's
+ * start), the server's {@code http2Server.operateHeaders} (the same headers: the server span's
+ * start), the server's {@code loopyWriter.writeHeader} for the response headers and then for the
+ * trailers (END_STREAM: the server span's end), the client's {@code http2Client.operateHeaders}
+ * for the response headers and then for the trailers (END_STREAM: the client span's end). A call
+ * that fails before any response sends trailers only: one END_STREAM block with {@code :status}
+ * and {@code grpc-status}. Only a stream's start carries the socket 4-tuple.
+ */
 public final class Events {
   public static final String PATH = "/helloworld.Greeter/SayHello";
   public static final int CLIENT_PID = 100;

@@ -2,9 +2,7 @@ package io.gospan.receiver.span;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gospan.receiver.config.SemconvMode;
 import io.gospan.receiver.event.HeaderEvent;
-import io.gospan.receiver.metrics.SelfTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.trace.IdGenerator;
@@ -36,8 +34,8 @@ class SpanAssemblerShuffleTest {
     List<FinishedSpan> out = new ArrayList<>();
     SpanAssembler a =
         new SpanAssembler(
-            new SpanAssembler.Settings(Duration.ofSeconds(30), 10_000, Duration.ofSeconds(2), 10_000, SemconvMode.STABLE, Set.of()),
-            MonotonicClock.of(time), new FakeMetadata(), new SelfTelemetry(), out::add, IdGenerator.random());
+            new SpanAssembler.Settings(Duration.ofSeconds(30), 10_000, Duration.ofSeconds(2), 10_000, RpcSemconv.Mode.STABLE, Set.of()),
+            MonotonicClock.of(time), new FakeMetadata(), io.opentelemetry.api.metrics.MeterProvider.noop().get("test"), out::add, IdGenerator.random());
 
     Deque<HeaderEvent> client = new ArrayDeque<>();
     Deque<HeaderEvent> server = new ArrayDeque<>();

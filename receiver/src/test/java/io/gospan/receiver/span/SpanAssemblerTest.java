@@ -2,16 +2,18 @@ package io.gospan.receiver.span;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gospan.receiver.config.SemconvMode;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
-import io.gospan.receiver.metrics.SelfTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.LongPointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.time.Duration;
@@ -30,7 +32,7 @@ class SpanAssemblerTest {
 
   TestClock time;
   MonotonicClock clock;
-  SelfTelemetry telemetry;
+  InMemoryMetricReader metrics;
   List<FinishedSpan> out;
   SpanAssembler assembler;
   Events conn;
@@ -42,18 +44,19 @@ class SpanAssemblerTest {
     clock = MonotonicClock.of(time);
     conn = new Events(40000);
     t0 = time.now;
-    build(settings(SemconvMode.STABLE));
+    build(settings(RpcSemconv.Mode.STABLE));
   }
 
-  static SpanAssembler.Settings settings(SemconvMode mode) {
+  static SpanAssembler.Settings settings(RpcSemconv.Mode mode) {
     return new SpanAssembler.Settings(
         Duration.ofSeconds(30), 1000, Duration.ofSeconds(2), 100, mode, Set.of("x-request-id", "authorization"));
   }
 
   void build(SpanAssembler.Settings s) {
-    telemetry = new SelfTelemetry();
+    metrics = InMemoryMetricReader.create();
     out = new ArrayList<>();
-    assembler = new SpanAssembler(s, clock, new FakeMetadata(), telemetry, out::add, IdGenerator.random());
+    assembler = new SpanAssembler(s, clock, new FakeMetadata(),
+        SdkMeterProvider.builder().registerMetricReader(metrics).build().get("test"), out::add, IdGenerator.random());
   }
 
   void feed(HeaderEvent... events) {
@@ -68,8 +71,25 @@ class SpanAssemblerTest {
     return l.get(0);
   }
 
-  long counter(String name) {
-    return telemetry.counter(name).total();
+  /** The instrument's points now (cumulative), by attributes. */
+  List<LongPointData> points(AssemblyMetrics m) {
+    List<LongPointData> points = new ArrayList<>();
+    for (MetricData d : metrics.collectAllMetrics()) {
+      if (d.getName().equals(m.metricName())) {
+        d.getData().getPoints().forEach(p -> points.add((LongPointData) p));
+      }
+    }
+    return points;
+  }
+
+  /** The count over every attribute set. */
+  long counter(AssemblyMetrics m) {
+    return points(m).stream().mapToLong(LongPointData::getValue).sum();
+  }
+
+  /** The count for exactly these attributes. */
+  long counter(AssemblyMetrics m, Attributes attributes) {
+    return points(m).stream().filter(p -> p.getAttributes().equals(attributes)).mapToLong(LongPointData::getValue).sum();
   }
 
   static <T> T attr(SpanData s, AttributeKey<T> key) {
@@ -89,8 +109,8 @@ class SpanAssemblerTest {
         reused.clientTrailers(1, t0 + 12 * MS, 0, null));
     // the old stream ends incomplete (its connection is gone), the new one completes
     assertThat(out).hasSize(2);
-    assertThat(counter(SelfTelemetry.EVENTS_DUPLICATE)).isZero();
-    assertThat(counter(SelfTelemetry.SPANS_INCOMPLETE)).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.EVENTS_DUPLICATE)).isZero();
+    assertThat(counter(AssemblyMetrics.SPANS_INCOMPLETE)).isEqualTo(1);
     assertThat(assembler.inFlight()).isZero();
   }
 
@@ -120,7 +140,7 @@ class SpanAssemblerTest {
     assertThat(server.getTraceId()).isEqualTo(client.getTraceId());
     assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
     assertThat(server.getParentSpanContext().isRemote()).isTrue();
-    assertThat(counter(SelfTelemetry.SPANS_LINKED)).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.SPANS_LINKED)).isEqualTo(1);
 
     assertThat(attr(client, RpcAttributes.RPC_SYSTEM_NAME)).isEqualTo("grpc");
     assertThat(attr(client, RpcAttributes.RPC_METHOD)).isEqualTo("helloworld.Greeter/SayHello");
@@ -272,7 +292,7 @@ class SpanAssemblerTest {
     assertThat(client.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
     assertThat(client.getEndEpochNanos()).isEqualTo(t0 + 2 * MS + TestClock.OFFSET); // last event seen
     assertThat(out.get(0).complete()).isFalse();
-    assertThat(telemetry.counter(SelfTelemetry.SPANS_INCOMPLETE).value(Attributes.of(SelfTelemetry.REASON, "timeout")))
+    assertThat(counter(AssemblyMetrics.SPANS_INCOMPLETE, Attributes.of(AssemblyMetrics.REASON, "timeout")))
         .isEqualTo(1);
     assertThat(assembler.inFlight()).isZero();
     // The late trailers are unmatched, not a second span.
@@ -280,7 +300,7 @@ class SpanAssemblerTest {
     time.advanceMillis(3_000);
     assembler.expire();
     assertThat(out).hasSize(1);
-    assertThat(counter(SelfTelemetry.EVENTS_UNMATCHED)).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.EVENTS_UNMATCHED)).isEqualTo(1);
   }
 
   @Test
@@ -373,7 +393,7 @@ class SpanAssemblerTest {
     feed(conn.clientTrailersOnly(1, t0 + 4 * MS, 0, null), conn.clientStart(1, t0));
     SpanData client = only(SpanKind.CLIENT);
     assertThat(client.getEndEpochNanos() - client.getStartEpochNanos()).isEqualTo(4 * MS);
-    assertThat(counter(SelfTelemetry.EVENTS_UNMATCHED)).isZero();
+    assertThat(counter(AssemblyMetrics.EVENTS_UNMATCHED)).isZero();
   }
 
   @Test
@@ -435,7 +455,7 @@ class SpanAssemblerTest {
     assertThat(server.getTraceId()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
     assertThat(server.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
     assertThat(server.getSpanContext().getTraceState().get("vendor")).isEqualTo("abc");
-    assertThat(counter(SelfTelemetry.SPANS_LINKED)).isZero();
+    assertThat(counter(AssemblyMetrics.SPANS_LINKED)).isZero();
   }
 
   @Test
@@ -445,7 +465,7 @@ class SpanAssemblerTest {
     SpanData client = only(SpanKind.CLIENT);
     assertThat(client.getParentSpanContext().isValid()).isFalse();
     assertThat(client.getSpanContext().isValid()).isTrue();
-    assertThat(counter(SelfTelemetry.TRACEPARENT_MALFORMED)).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.TRACEPARENT_MALFORMED)).isEqualTo(1);
   }
 
   // ------------------------------------------------------------------ duplicates and malformed events
@@ -456,10 +476,10 @@ class SpanAssemblerTest {
     HeaderEvent end = conn.clientTrailersOnly(1, t0 + MS, 0, null);
     feed(start, start, end, end);
     assertThat(out).hasSize(1);
-    assertThat(counter(SelfTelemetry.EVENTS_DUPLICATE)).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.EVENTS_DUPLICATE)).isEqualTo(1);
     time.advanceMillis(3_000);
     assembler.expire();
-    assertThat(counter(SelfTelemetry.EVENTS_UNMATCHED)).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.EVENTS_UNMATCHED)).isEqualTo(1);
     assertThat(out).hasSize(1);
   }
 
@@ -473,10 +493,10 @@ class SpanAssemblerTest {
         new HeaderEvent(5, 1, t0, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.SERVER, 1, 1, null, 1, true, List.of(), false),
         new HeaderEvent(5, 1, t0, null, Side.SERVER, 1, 1, null, 1, true, null, false));
     assertThat(out).isEmpty();
-    SelfTelemetry.Counter m = telemetry.counter(SelfTelemetry.EVENTS_MALFORMED);
-    assertThat(m.total()).isEqualTo(5);
-    assertThat(m.value(Attributes.of(SelfTelemetry.REASON, "bad_stream_id"))).isEqualTo(1);
-    assertThat(m.value(Attributes.of(SelfTelemetry.REASON, "probe_side_mismatch"))).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED)).isEqualTo(5);
+    assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED, Attributes.of(AssemblyMetrics.REASON, "bad_stream_id"))).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED, Attributes.of(AssemblyMetrics.REASON, "probe_side_mismatch")))
+        .isEqualTo(1);
     assertThat(assembler.inFlight()).isZero();
   }
 
@@ -489,7 +509,7 @@ class SpanAssemblerTest {
     assertThat(out).hasSize(2);
     assertThat(out.get(0).status()).isEqualTo(GrpcStatus.UNKNOWN);
     assertThat(out.get(1).status()).isEqualTo(GrpcStatus.UNAVAILABLE);
-    assertThat(telemetry.counter(SelfTelemetry.EVENTS_MALFORMED).value(Attributes.of(SelfTelemetry.REASON, "grpc_status")))
+    assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED, Attributes.of(AssemblyMetrics.REASON, "grpc_status")))
         .isEqualTo(1);
   }
 
@@ -515,23 +535,23 @@ class SpanAssemblerTest {
 
   @Test
   void inFlightIsBoundedAndOverflowCounted() {
-    build(new SpanAssembler.Settings(Duration.ofSeconds(30), 2, Duration.ofSeconds(2), 100, SemconvMode.STABLE, Set.of()));
+    build(new SpanAssembler.Settings(Duration.ofSeconds(30), 2, Duration.ofSeconds(2), 100, RpcSemconv.Mode.STABLE, Set.of()));
     for (int i = 0; i < 10_000; i++) {
       feed(conn.clientStart(2 * i + 1, t0));
     }
     assertThat(assembler.inFlight()).isEqualTo(2);
-    assertThat(counter(SelfTelemetry.STREAMS_OVERFLOW)).isEqualTo(9_998);
+    assertThat(counter(AssemblyMetrics.STREAMS_OVERFLOW)).isEqualTo(9_998);
   }
 
   @Test
   void heldServerSpansAreBounded() {
-    build(new SpanAssembler.Settings(Duration.ofSeconds(30), 1000, Duration.ofSeconds(2), 3, SemconvMode.STABLE, Set.of()));
+    build(new SpanAssembler.Settings(Duration.ofSeconds(30), 1000, Duration.ofSeconds(2), 3, RpcSemconv.Mode.STABLE, Set.of()));
     for (int i = 0; i < 10; i++) {
       feed(conn.serverStart(2 * i + 1, t0), conn.serverTrailersOnly(2 * i + 1, t0 + MS, 0, null));
     }
     assertThat(assembler.heldServerSpans()).isEqualTo(3);
     assertThat(out).hasSize(7);
-    assertThat(counter(SelfTelemetry.LINKS_OVERFLOW)).isEqualTo(7);
+    assertThat(counter(AssemblyMetrics.LINKS_OVERFLOW)).isEqualTo(7);
     time.advanceMillis(2_000);
     assembler.expire();
     assertThat(out).hasSize(10);
@@ -541,7 +561,7 @@ class SpanAssemblerTest {
 
   @Test
   void oldConventions() {
-    build(settings(SemconvMode.OLD));
+    build(settings(RpcSemconv.Mode.OLD));
     feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 14, "down"));
     SpanData s = only(SpanKind.CLIENT);
     assertThat(attr(s, RpcAttributes.RPC_SYSTEM)).isEqualTo("grpc");
@@ -555,7 +575,7 @@ class SpanAssemblerTest {
 
   @Test
   void dupConventionsEmitBothWithTheCurrentMethod() {
-    build(settings(SemconvMode.DUP));
+    build(settings(RpcSemconv.Mode.DUP));
     feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 0, null));
     SpanData s = only(SpanKind.CLIENT);
     assertThat(attr(s, RpcAttributes.RPC_SYSTEM)).isEqualTo("grpc");
