@@ -159,35 +159,18 @@ public final class DwarfData {
       return Optional.empty();
     }
     Die sub = readDie(off);
-    Unit unit = sub.unit;
     long lowPc = address(sub, sub.find(AT_LOW_PC));
     List<Parameter> params = new ArrayList<>();
+    forEachChild(sub, TAG_FORMAL_PARAMETER, c -> {
+      params.add(parameter(c, lowPc));
+      return false;
+    });
     boolean sawRegister = false;
     boolean sawStack = false;
-    if (sub.children) {
-      int pos = sub.next;
-      int depth = 0;
-      while (true) {
-        Die c = readDie(pos, unit);
-        pos = c.next;
-        if (c.tag == 0) {
-          if (depth == 0) {
-            break;
-          }
-          depth--;
-          continue;
-        }
-        if (depth == 0 && c.tag == TAG_FORMAL_PARAMETER) {
-          Parameter p = parameter(c, lowPc);
-          for (Piece piece : p.pieces()) {
-            sawRegister |= piece.kind() == Piece.Kind.REGISTER;
-            sawStack |= piece.kind() == Piece.Kind.STACK;
-          }
-          params.add(p);
-        }
-        if (c.children) {
-          depth++;
-        }
+    for (Parameter p : params) {
+      for (Piece piece : p.pieces()) {
+        sawRegister |= piece.kind() == Piece.Kind.REGISTER;
+        sawStack |= piece.kind() == Piece.Kind.STACK;
       }
     }
     FunctionParameters.Abi abi = sawRegister ? FunctionParameters.Abi.REGISTER
@@ -197,14 +180,8 @@ public final class DwarfData {
 
   /**
    * Where each input parameter of {@code functionName} is at its entry pc according to Go's calling
-   * convention, computed from the parameter types in DWARF rather than read from DW_AT_location.
-   *
-   * <p>Register ABI (ABIInternal, Go 1.17+ on amd64; Go src/cmd/compile/abi-internal.md): parameters in
-   * order, receiver first, each recursively decomposed (string = ptr, len; slice = ptr, len, cap;
-   * interface = 2 words; struct = its fields; array of 0 or 1 element = its elements; complex = 2 floats)
-   * onto RAX, RBX, RCX, RDI, RSI, R8, R9, R10, R11 and X0–X14; a parameter that does not fit whole goes
-   * to the stack argument area (from SP+8 at entry), aligned to its type. Stack ABI (ABI0, Go before 1.17):
-   * every parameter in the argument area, aligned to its type.
+   * convention ({@link GoRegisterAbi}), computed from the parameter types in DWARF rather than read from
+   * DW_AT_location.
    *
    * <p>Why: Go 1.17's location lists put some register arguments in their spill slots at the entry pc
    * (e.g. the receiver of {@code (*loopyWriter).writeHeader} at SP+8 instead of RAX); Go 1.16's give a
@@ -223,220 +200,75 @@ public final class DwarfData {
     Die sub = readDie(off);
     long lowPc = address(sub, sub.find(AT_LOW_PC));
     List<Parameter> params = new ArrayList<>();
-    typeVisits = 0;
-    int[] regs = new int[2]; // integer and floating-point registers used so far
-    long stack = 0; // next free byte of the stack argument area, relative to the CFA
-    if (sub.children) {
-      int pos = sub.next;
-      int depth = 0;
-      while (true) {
-        Die c = readDie(pos, sub.unit);
-        pos = c.next;
-        if (c.tag == 0) {
-          if (depth == 0) {
-            break;
-          }
-          depth--;
-          continue;
-        }
-        if (depth == 0 && c.tag == TAG_FORMAL_PARAMETER) {
-          Die attrs = c;
-          int origin = c.find(AT_ABSTRACT_ORIGIN);
-          if (origin >= 0) {
-            attrs = readDie(reference(c, origin));
-          }
-          int vp = attrs.find(AT_VARIABLE_PARAMETER);
-          int t = attrs.find(AT_TYPE);
-          if ((vp < 0 || attrs.vals[vp] == 0) && t >= 0) {
-            int n = attrs.find(AT_NAME);
-            int typeOff = reference(attrs, t);
-            long size = sizeOf(typeOff, 0);
-            List<Piece> pieces = new ArrayList<>();
-            int[] saved = regs.clone();
-            if (!registerAbi || !assignRegisters(typeOff, pieces, regs, 0)) {
-              regs = saved;
-              pieces.clear();
-              long align = alignment(typeOff, 0);
-              stack = (stack + align - 1) / align * align;
-              pieces.add(Piece.stack(size, stack));
-              stack += size;
-            }
-            params.add(new Parameter(n >= 0 ? string(attrs, n) : "", typeName(typeOff), size, false,
-                Parameter.LocationSource.ABI, List.copyOf(pieces)));
-          }
-        }
-        if (c.children) {
-          depth++;
-        }
+    GoRegisterAbi abi = new GoRegisterAbi(abiTypes, where, registerAbi);
+    forEachChild(sub, TAG_FORMAL_PARAMETER, c -> {
+      Die attrs = c;
+      int origin = c.find(AT_ABSTRACT_ORIGIN);
+      if (origin >= 0) {
+        attrs = readDie(reference(c, origin));
       }
-    }
-    FunctionParameters.Abi abi = registerAbi ? FunctionParameters.Abi.REGISTER : FunctionParameters.Abi.STACK;
-    return Optional.of(new FunctionParameters(functionName, lowPc, List.copyOf(params), abi));
-  }
-
-  private static final int[] INT_REGISTERS = {0, 3, 2, 5, 4, 8, 9, 10, 11}; // RAX RBX RCX RDI RSI R8-R11
-  /** Bounds the type walk of one parametersByAbi call: a crafted type DAG must not take exponential time. */
-  private static final int MAX_TYPE_VISITS = 100_000;
-  private int typeVisits;
-
-  private void visitType(int typeOff) throws CorruptBinaryException {
-    if (++typeVisits > MAX_TYPE_VISITS) {
-      throw new CorruptBinaryException(where + ": parameter types visit more than " + MAX_TYPE_VISITS
-          + " type DIEs (at " + typeOff + ")");
-    }
-  }
-  private static final int FLOAT_REGISTER_COUNT = 15; // X0-X14; X15 is the zero register
-  private static final int FIRST_XMM = 17;
-
-  /** reflect.Kind numbering (Go src/internal/abi/type.go). */
-  private static final int KIND_BOOL = 1;
-  private static final int KIND_UINTPTR = 12;
-  private static final int KIND_FLOAT32 = 13;
-  private static final int KIND_FLOAT64 = 14;
-  private static final int KIND_COMPLEX64 = 15;
-  private static final int KIND_COMPLEX128 = 16;
-  private static final int KIND_ARRAY = 17;
-  private static final int KIND_CHAN = 18;
-  private static final int KIND_FUNC = 19;
-  private static final int KIND_INTERFACE = 20;
-  private static final int KIND_MAP = 21;
-  private static final int KIND_POINTER = 22;
-  private static final int KIND_SLICE = 23;
-  private static final int KIND_STRING = 24;
-  private static final int KIND_STRUCT = 25;
-  private static final int KIND_UNSAFE_POINTER = 26;
-
-  /** The Go kind of a type DIE (DW_AT_go_kind, through typedefs without one), and the DIE that has it. */
-  private int[] goKind(int typeOff) throws GoBinaryException {
-    for (int i = 0; i < MAX_TYPE_DEPTH; i++) {
-      Die d = readDie(typeOff);
-      int k = d.find(AT_GO_KIND);
-      if (k >= 0) {
-        return new int[] {(int) d.vals[k], typeOff};
+      int vp = attrs.find(AT_VARIABLE_PARAMETER);
+      int t = attrs.find(AT_TYPE);
+      if ((vp < 0 || attrs.vals[vp] == 0) && t >= 0) {
+        int n = attrs.find(AT_NAME);
+        int typeOff = reference(attrs, t);
+        long size = sizeOf(typeOff, 0);
+        List<Piece> pieces = abi.next(typeOff, size);
+        params.add(new Parameter(n >= 0 ? string(attrs, n) : "", typeName(typeOff), size, false,
+            Parameter.LocationSource.ABI, pieces));
       }
-      int t = d.find(AT_TYPE);
-      if (d.tag != TAG_TYPEDEF || t < 0) {
-        throw new UnsupportedDwarfFormException(where + ": type DIE at " + typeOff + " has no DW_AT_go_kind");
-      }
-      typeOff = reference(d, t);
-    }
-    throw new CorruptBinaryException(where + ": typedef chain too deep at " + typeOff);
-  }
-
-  private boolean intWords(List<Piece> out, int[] regs, long... sizes) {
-    if (regs[0] + sizes.length > INT_REGISTERS.length) {
       return false;
-    }
-    for (long s : sizes) {
-      out.add(Piece.register(s, INT_REGISTERS[regs[0]++]));
-    }
-    return true;
+    });
+    return Optional.of(new FunctionParameters(functionName, lowPc, List.copyOf(params),
+        registerAbi ? FunctionParameters.Abi.REGISTER : FunctionParameters.Abi.STACK));
   }
 
-  private boolean floatWords(List<Piece> out, int[] regs, long... sizes) {
-    if (regs[1] + sizes.length > FLOAT_REGISTER_COUNT) {
-      return false;
+  /** The type facts {@link GoRegisterAbi} needs, read from this binary's type DIEs. */
+  private final GoRegisterAbi.Types abiTypes = new GoRegisterAbi.Types() {
+    @Override
+    public int[] goKind(int typeOff) throws GoBinaryException {
+      for (int i = 0; i < MAX_TYPE_DEPTH; i++) {
+        Die d = readDie(typeOff);
+        int k = d.find(AT_GO_KIND);
+        if (k >= 0) {
+          return new int[] {(int) d.vals[k], typeOff};
+        }
+        int t = d.find(AT_TYPE);
+        if (d.tag != TAG_TYPEDEF || t < 0) {
+          throw new UnsupportedDwarfFormException(where + ": type DIE at " + typeOff + " has no DW_AT_go_kind");
+        }
+        typeOff = reference(d, t);
+      }
+      throw new CorruptBinaryException(where + ": typedef chain too deep at " + typeOff);
     }
-    for (long s : sizes) {
-      out.add(Piece.register(s, FIRST_XMM + regs[1]++));
-    }
-    return true;
-  }
 
-  /** Register-assigns a value of the given type (abi-internal.md "register-assign"); false when it fails. */
-  private boolean assignRegisters(int typeOff, List<Piece> out, int[] regs, int depth) throws GoBinaryException {
-    visitType(typeOff);
-    if (depth > MAX_TYPE_DEPTH) {
-      throw new CorruptBinaryException(where + ": type nesting too deep at " + typeOff);
+    @Override
+    public long size(int typeOff) throws GoBinaryException {
+      return sizeOf(typeOff, 0);
     }
-    int[] kind = goKind(typeOff);
-    int k = kind[0];
-    if (k >= KIND_BOOL && k <= KIND_UINTPTR) {
-      return intWords(out, regs, sizeOf(kind[1], 0));
-    }
-    switch (k) {
-      case KIND_FLOAT32:
-      case KIND_FLOAT64:
-        return floatWords(out, regs, sizeOf(kind[1], 0));
-      case KIND_COMPLEX64:
-        return floatWords(out, regs, 4, 4);
-      case KIND_COMPLEX128:
-        return floatWords(out, regs, 8, 8);
-      case KIND_CHAN:
-      case KIND_FUNC:
-      case KIND_MAP:
-      case KIND_POINTER:
-      case KIND_UNSAFE_POINTER:
-        return intWords(out, regs, 8);
-      case KIND_STRING:
-      case KIND_INTERFACE:
-        return intWords(out, regs, 8, 8);
-      case KIND_SLICE:
-        return intWords(out, regs, 8, 8, 8);
-      case KIND_ARRAY: {
-        Die a = readDie(kind[1]);
-        long count = arrayCount(a);
-        int t = a.find(AT_TYPE);
-        if (count <= 0) {
-          return true;
-        }
-        return count == 1 && t >= 0 && assignRegisters(reference(a, t), out, regs, depth + 1);
-      }
-      case KIND_STRUCT: {
-        List<Integer> fields = new ArrayList<>();
-        forEachMember(readDie(kind[1]), (c, m) -> {
-          fields.add(m.typeOffset);
-          return false;
-        });
-        for (int f : fields) {
-          if (f < 0 || !assignRegisters(f, out, regs, depth + 1)) {
-            return false;
-          }
-        }
-        return true;
-      }
-      default:
-        throw new UnsupportedDwarfFormException(where + ": Go kind " + k + " of type DIE at " + kind[1]);
-    }
-  }
 
-  /** Alignment of a Go type on amd64 (Go src/cmd/compile/internal/types/size.go). */
-  private long alignment(int typeOff, int depth) throws GoBinaryException {
-    visitType(typeOff);
-    if (depth > MAX_TYPE_DEPTH) {
-      throw new CorruptBinaryException(where + ": type nesting too deep at " + typeOff);
+    @Override
+    public long arrayCount(int arrayOff) throws GoBinaryException {
+      return DwarfData.this.arrayCount(readDie(arrayOff));
     }
-    int[] kind = goKind(typeOff);
-    int k = kind[0];
-    if ((k >= KIND_BOOL && k <= KIND_UINTPTR) || k == KIND_FLOAT32 || k == KIND_FLOAT64) {
-      return Math.max(1, Math.min(8, sizeOf(kind[1], 0)));
+
+    @Override
+    public int arrayElement(int arrayOff) throws GoBinaryException {
+      Die a = readDie(arrayOff);
+      int t = a.find(AT_TYPE);
+      return t < 0 ? -1 : reference(a, t);
     }
-    switch (k) {
-      case KIND_COMPLEX64:
-        return 4;
-      case KIND_ARRAY: {
-        Die a = readDie(kind[1]);
-        int t = a.find(AT_TYPE);
-        return t < 0 ? 1 : alignment(reference(a, t), depth + 1);
-      }
-      case KIND_STRUCT: {
-        long[] max = {1};
-        List<Integer> fields = new ArrayList<>();
-        forEachMember(readDie(kind[1]), (c, m) -> {
-          fields.add(m.typeOffset);
-          return false;
-        });
-        for (int f : fields) {
-          if (f >= 0) {
-            max[0] = Math.max(max[0], alignment(f, depth + 1));
-          }
-        }
-        return max[0];
-      }
-      default:
-        return 8;
+
+    @Override
+    public List<Integer> fieldTypes(int structOff) throws GoBinaryException {
+      List<Integer> fields = new ArrayList<>();
+      forEachMember(readDie(structOff), (c, m) -> {
+        fields.add(m.typeOffset);
+        return false;
+      });
+      return fields;
     }
-  }
+  };
 
   /**
    * Every compilation unit with its address ranges, in {@code .debug_info} order.
@@ -1485,13 +1317,41 @@ public final class DwarfData {
   }
 
   private void forEachMember(Die s, MemberVisitor v) throws GoBinaryException {
-    if (!s.children) {
+    forEachChild(s, TAG_MEMBER, c -> {
+      int n = c.find(AT_NAME);
+      String name = n >= 0 ? string(c, n) : "";
+      int loc = c.find(AT_DATA_MEMBER_LOCATION);
+      long offset = 0;
+      if (loc >= 0) {
+        if (isConstant(c.forms[loc])) {
+          offset = c.vals[loc];
+        } else if (isBlock(c.forms[loc])) {
+          offset = memberLocationExpression(c, loc);
+        }
+      }
+      int t = c.find(AT_TYPE);
+      return v.visit(c, new MemberRef(name, offset, t >= 0 ? reference(c, t) : -1));
+    });
+  }
+
+  private interface ChildVisitor {
+    /** Returns true to stop. */
+    boolean visit(Die child) throws GoBinaryException;
+  }
+
+  /**
+   * Visits the direct children of {@code parent} whose tag is {@code tag}, in order, stepping over
+   * the others and every grandchild; stops after a visit that returns true. Each child is a fresh
+   * {@link Die}, so a visitor may keep it and read other DIEs.
+   */
+  private void forEachChild(Die parent, int tag, ChildVisitor v) throws GoBinaryException {
+    if (!parent.children) {
       return;
     }
-    int pos = s.next;
+    int pos = parent.next;
     int depth = 0;
     while (true) {
-      Die c = readDie(pos, s.unit);
+      Die c = readDie(pos, parent.unit);
       pos = c.next;
       if (c.tag == 0) {
         if (depth == 0) {
@@ -1500,22 +1360,8 @@ public final class DwarfData {
         depth--;
         continue;
       }
-      if (depth == 0 && c.tag == TAG_MEMBER) {
-        int n = c.find(AT_NAME);
-        String name = n >= 0 ? string(c, n) : "";
-        int loc = c.find(AT_DATA_MEMBER_LOCATION);
-        long offset = 0;
-        if (loc >= 0) {
-          if (isConstant(c.forms[loc])) {
-            offset = c.vals[loc];
-          } else if (isBlock(c.forms[loc])) {
-            offset = memberLocationExpression(c, loc);
-          }
-        }
-        int t = c.find(AT_TYPE);
-        if (v.visit(c, new MemberRef(name, offset, t >= 0 ? reference(c, t) : -1))) {
-          return;
-        }
+      if (depth == 0 && c.tag == tag && v.visit(c)) {
+        return;
       }
       if (c.children) {
         depth++;

@@ -1,5 +1,6 @@
 package io.gospan.receiver.cli;
 
+import io.gospan.receiver.version.GospanVersion;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -8,10 +9,9 @@ import picocli.CommandLine.Command;
 @Command(name = "version", description = "Prints gospan's version.")
 public final class VersionCommand implements Callable<Integer> {
 
-  /** The jar's Implementation-Version, "dev" when run from classes. */
+  /** gospan's version from the build ({@link GospanVersion#get()}). */
   public static String version() {
-    String v = VersionCommand.class.getPackage().getImplementationVersion();
-    return v == null ? "dev" : v;
+    return GospanVersion.get();
   }
 
   @Override

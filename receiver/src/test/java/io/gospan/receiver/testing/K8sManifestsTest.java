@@ -243,6 +243,19 @@ class K8sManifestsTest {
     assertThat(readme).contains("jaeger.yaml", "greeter-with-gospan.yaml", "tempo-snippet.yaml", "kubectl apply");
   }
 
+  @Test
+  void promisesNoLinkBetweenTwoSidecars() throws IOException {
+    // one gospan links a client span to its server span only when it traces both ends; a
+    // sidecar per pod sees one end each
+    String readme = Files.readString(dir.resolve("README.md"));
+    String manifest = Files.readString(dir.resolve("greeter-with-gospan.yaml"));
+    assertThat(readme).contains("not linked to their server spans");
+    assertThat(manifest).contains("but unlinked");
+    for (String text : List.of(readme, manifest)) {
+      assertThat(text).doesNotContain("linked to the server spans", "linked as the parent");
+    }
+  }
+
   private static void assertSelects(JsonNode service, JsonNode workload) {
     JsonNode labels = workload.path("spec").path("template").path("metadata").path("labels");
     JsonNode selector = service.path("spec").path("selector");

@@ -1,0 +1,2 @@
+/** gospan's version from the build ({@link io.gospan.receiver.version.GospanVersion}); depends on nothing. */
+package io.gospan.receiver.version;
