@@ -26,7 +26,7 @@ record AssembledSpan(
     implements SpanData {
 
   static final InstrumentationScopeInfo SCOPE =
-      InstrumentationScopeInfo.builder("io.gospan").setVersion("0.1.0").build();
+      InstrumentationScopeInfo.builder("io.gospan").setVersion(io.gospan.receiver.version.GospanVersion.get()).build();
 
   @Override
   public String getName() {
