@@ -182,6 +182,7 @@ class ArchitectureTest {
             "java.",
             "io.gospan.receiver.span.",
             "io.gospan.receiver.event.",
+            "io.gospan.receiver.version.",
             "io.opentelemetry.api.",
             "io.opentelemetry.context.",
             "io.opentelemetry.sdk.trace.data.",
