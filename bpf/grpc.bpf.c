@@ -29,7 +29,7 @@ char LICENSE[] SEC("license") = "GPL";
  * was attached for (0: the slot is free). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1024);
+	__uint(max_entries, GOSPAN_BINARY_SLOTS);
 	__type(key, __u32);
 	__type(value, struct binary);
 } binaries SEC(".maps");
@@ -119,9 +119,8 @@ const volatile __u8 capture_response_headers = 0;
  * is recorded only when it is gRPC. */
 const volatile __u8 content_type_id = 255;
 
-/* Record types reach BTF only if a symbol uses them: this keeps them in the object's
- * BTF so the Java layouts can be checked against it. */
-const volatile struct header_event *unused_header_event __attribute__((unused));
+/* Keeps the contract's types in the object's BTF, where the Java side is generated from. */
+const volatile struct gospan_contract *unused_contract __attribute__((unused));
 
 /* Clamps a 64-bit size to [0, max] in a way the verifier sees: clang would otherwise
  * drop a check it has already proven, and the verifier would lose the bound. */
@@ -708,6 +707,9 @@ static __always_inline void send(enum gospan_probe probe, const struct header_ev
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_LOOPY_WRITER_WRITE_HEADER,
+	     "google.golang.org/grpc/internal/transport.(*loopyWriter).writeHeader")
+GOSPAN_EVENT(LOOPY_WRITER_WRITE_HEADER)
 int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 {
 	const enum gospan_probe probe = PROBE_LOOPY_WRITER_WRITE_HEADER;
@@ -898,12 +900,18 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_HTTP2_CLIENT_OPERATE_HEADERS,
+	     "google.golang.org/grpc/internal/transport.(*http2Client).operateHeaders")
+GOSPAN_EVENT(HTTP2_CLIENT_OPERATE_HEADERS)
 int uprobe_http2_client_operate_headers(struct pt_regs *ctx)
 {
 	return operate_headers(ctx, PROBE_HTTP2_CLIENT_OPERATE_HEADERS, SIDE_CLIENT);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_HTTP2_SERVER_OPERATE_HEADERS,
+	     "google.golang.org/grpc/internal/transport.(*http2Server).operateHeaders")
+GOSPAN_EVENT(HTTP2_SERVER_OPERATE_HEADERS)
 int uprobe_http2_server_operate_headers(struct pt_regs *ctx)
 {
 	return operate_headers(ctx, PROBE_HTTP2_SERVER_OPERATE_HEADERS, SIDE_SERVER);
@@ -1123,48 +1131,78 @@ static __always_inline int write_header_block(struct pt_regs *ctx, int nethttp)
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_XNET_PROCESS_HEADERS,
+	     "golang.org/x/net/http2.(*serverConn).processHeaders")
+GOSPAN_SERVER(xnet)
+GOSPAN_EVENT(HTTP2_SERVER_PROCESS_HEADERS)
 int uprobe_xnet_process_headers(struct pt_regs *ctx)
 {
 	return process_headers(ctx, 0);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_NETHTTP_PROCESS_HEADERS,
+	     "net/http.(*http2serverConn).processHeaders")
+GOSPAN_SERVER(nethttp)
+GOSPAN_EVENT(HTTP2_SERVER_PROCESS_HEADERS)
 int uprobe_nethttp_process_headers(struct pt_regs *ctx)
 {
 	return process_headers(ctx, 1);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_XNET_WRITE_RES_HEADERS,
+	     "golang.org/x/net/http2.(*writeResHeaders).writeFrame")
+GOSPAN_SERVER(xnet)
+GOSPAN_EVENT(HTTP2_SERVER_WRITE_RES_HEADERS)
 int uprobe_xnet_write_res_headers(struct pt_regs *ctx)
 {
 	return write_res_headers(ctx, 0);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_NETHTTP_WRITE_RES_HEADERS,
+	     "net/http.(*http2writeResHeaders).writeFrame")
+GOSPAN_SERVER(nethttp)
+GOSPAN_EVENT(HTTP2_SERVER_WRITE_RES_HEADERS)
 int uprobe_nethttp_write_res_headers(struct pt_regs *ctx)
 {
 	return write_res_headers(ctx, 1);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_XNET_WRITE_HEADER_BLOCK,
+	     "golang.org/x/net/http2.(*writeResHeaders).writeHeaderBlock")
+GOSPAN_SERVER(xnet)
 int uprobe_xnet_write_header_block(struct pt_regs *ctx)
 {
 	return write_header_block(ctx, 0);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_NETHTTP_WRITE_HEADER_BLOCK,
+	     "net/http.(*http2writeResHeaders).writeHeaderBlock")
+GOSPAN_SERVER(nethttp)
 int uprobe_nethttp_write_header_block(struct pt_regs *ctx)
 {
 	return write_header_block(ctx, 1);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_XNET_HPACK_WRITE_FIELD,
+	     "golang.org/x/net/http2/hpack.(*Encoder).WriteField")
+GOSPAN_SERVER(xnet)
+GOSPAN_LAZY
 int uprobe_xnet_hpack_write_field(struct pt_regs *ctx)
 {
 	return write_field(ctx, 0);
 }
 
 SEC("uprobe")
+GOSPAN_PROBE(PROBE_NETHTTP_HPACK_WRITE_FIELD,
+	     "vendor/golang.org/x/net/http2/hpack.(*Encoder).WriteField")
+GOSPAN_SERVER(nethttp)
+GOSPAN_LAZY
 int uprobe_nethttp_hpack_write_field(struct pt_regs *ctx)
 {
 	return write_field(ctx, 1);

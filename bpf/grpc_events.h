@@ -2,10 +2,14 @@
 /*
  * The contract between grpc.bpf.c and the Java receiver: the per-binary offsets the
  * programs read, the event records they write to the `events` ring buffer, and the
- * counters they keep. This header is the single definition of each layout. Every
- * struct has fixed-width fields, explicit padding and a size assertion; the Java
- * side describes each layout once and a test checks it against the BTF of the
- * built object.
+ * counters they keep. This header is the single definition of each layout, constant and
+ * probe. Every struct has fixed-width fields, explicit padding and a size assertion.
+ *
+ * The Java side is generated from the BTF of the built object (bpf/gen, run by the Maven
+ * build): the layouts of the structs below, the values of the enums below, and, from the
+ * GOSPAN_PROBE tags on the programs in grpc.bpf.c, the probe list (program, id, Go function,
+ * HTTP/2 server copy, event kind). Constants Java needs are therefore enum values, not
+ * #defines (a #define leaves no trace in BTF).
  */
 #ifndef GOSPAN_GRPC_EVENTS_H
 #define GOSPAN_GRPC_EVENTS_H
@@ -50,15 +54,19 @@ struct exe_key {
 };
 _Static_assert(sizeof(struct exe_key) == 16, "struct exe_key is 16 bytes");
 
-/* Header fields captured per event, and the bytes kept of each value. */
+/* The ServeHTTP probes of net/http's bundled copy are those of x/net's, this much further. */
 #define PROBE_NETHTTP_SHIFT 4
 
-#define GOSPAN_MAX_FIELDS 10
-#define GOSPAN_VALUE_LEN 124
+/* Sizes shared with user space (enum values, so that they reach BTF). */
+enum gospan_limits {
+	GOSPAN_MAX_FIELDS = 10,   /* header fields captured per event */
+	GOSPAN_VALUE_LEN = 124,   /* bytes kept of each header value */
+	GOSPAN_NAME_LEN = 32,     /* longest capturable header name + NUL: key of `header_names` */
+	GOSPAN_NAME_CACHE_SLOTS = 32, /* struct binary.name_cache entries */
+	GOSPAN_BINARY_SLOTS = 1024,   /* max_entries of `binaries`: binaries traced at once */
+};
 /* Header fields examined per event (bounded loop); more are flagged as truncated. */
 #define GOSPAN_MAX_SCAN_FIELDS 48
-/* Longest header name that can be captured (key of `header_names`, NUL-padded). */
-#define GOSPAN_NAME_LEN 32
 /* net.Conn wrappers unwrapped to reach the *net.TCPConn (syscallConn -> tls.Conn -> TCPConn;
  * h2c bufConn -> TCPConn). */
 #define GOSPAN_MAX_CONN_WRAPS 3
@@ -155,8 +163,6 @@ struct go_offsets {
 };
 _Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128, "struct go_offsets is 440 bytes");
 
-#define GOSPAN_NAME_CACHE_SLOTS 32
-
 /* A slot of the `binaries` map: a traced binary's offsets, found by the uprobe's attach cookie. */
 struct binary {
 	struct exe_key exe;
@@ -225,5 +231,38 @@ struct header_event {
 	struct header_field fields[GOSPAN_MAX_FIELDS];
 };
 _Static_assert(sizeof(struct header_event) == 96 + GOSPAN_MAX_FIELDS * 128, "struct header_event is 1376 bytes");
+
+/*
+ * A probe's identity, on the program that implements it (clang >= 14 btf_decl_tag: a
+ * BTF_KIND_DECL_TAG on the program's BTF function; libbpf drops the tags before loading on a
+ * kernel without them). The Java probe list is generated from these tags:
+ *   GOSPAN_PROBE(id, function)  the enum gospan_probe value (counters, records' `probe`) and the
+ *                               Go symbol the uprobe is attached to
+ *   GOSPAN_SERVER(copy)         a ServeHTTP-path probe of HTTP/2 server copy xnet or nethttp
+ *   GOSPAN_EVENT(kind)          the kind of the records the probe sends, as user space names it
+ *                               (io.gospan.receiver.event.ProbeKind); none: it sends no records
+ *                               of its own
+ *   GOSPAN_LAZY                 attached only once the binary is seen serving gRPC through the
+ *                               ServeHTTP path (a hit per header field of every encoder)
+ */
+#define GOSPAN_TAG(t) __attribute__((btf_decl_tag(t)))
+#define GOSPAN_PROBE(id, function) GOSPAN_TAG("gospan:probe=" #id) GOSPAN_TAG("gospan:function=" function)
+#define GOSPAN_SERVER(copy) GOSPAN_TAG("gospan:server=" #copy)
+#define GOSPAN_EVENT(kind) GOSPAN_TAG("gospan:event=" #kind)
+#define GOSPAN_LAZY GOSPAN_TAG("gospan:lazy")
+
+/* Every type and enum of the contract, for user space: a type reaches the object's BTF only if
+ * something in the object uses it, and grpc.bpf.c points one unused global at this. */
+struct gospan_contract {
+	struct binary binary;
+	struct header_event header_event;
+	enum gospan_probe probe;
+	enum gospan_counter counter;
+	enum gospan_limits limits;
+	enum header_event_flags event_flags;
+	enum header_field_flags field_flags;
+	enum gospan_side side;
+	enum go_loc_kind loc_kind;
+};
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

@@ -70,17 +70,16 @@ public final class Sidecar implements AutoCloseable {
   private Sidecar(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
     this.probes =
         GrpcProbes.open(
-            options.headerNames(),
-            options.ringBufferBytes(),
-            events,
-            (pid, exe) -> {
-              // A process of a known binary is traced from its first call, before any scan
-              // sees it; it may exit before one does. Tell the listener which binary it runs.
-              Tracer t = this.tracer;
-              if (t != null && !t.isTraced(pid)) {
-                t.binary(exe).ifPresent(b -> listener.undiscovered(pid, b));
-              }
-            });
+            GrpcProbes.Options.of(options.headerNames(), options.ringBufferBytes(), events)
+                .withNewProcesses(
+                    (pid, exe) -> {
+                      // A process of a known binary is traced from its first call, before any scan
+                      // sees it; it may exit before one does. Tell the listener which binary it runs.
+                      Tracer t = this.tracer;
+                      if (t != null && !t.isTraced(pid)) {
+                        t.binary(exe).ifPresent(b -> listener.undiscovered(pid, b));
+                      }
+                    }));
     this.tracer =
         new Tracer(options.procFs(), options.selector(), probes, listener, options.maxSkippedBinaries(), options.preference());
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");

@@ -24,10 +24,16 @@ public record ProbeCounters(
     long fieldTruncated,
     long skipped) {
 
-  /** Number of counters per probe (COUNTER_COUNT). */
-  public static final int COUNT = 8;
-
+  /** The counters of one probe, indexed by {@code enum gospan_counter}. */
   static ProbeCounters of(long[] c) {
-    return new ProbeCounters(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+    return new ProbeCounters(
+        c[GrpcConstants.COUNTER_HITS],
+        c[GrpcConstants.COUNTER_EVENTS_SENT],
+        c[GrpcConstants.COUNTER_RINGBUF_FULL],
+        c[GrpcConstants.COUNTER_READ_FAILED],
+        c[GrpcConstants.COUNTER_NO_OFFSETS],
+        c[GrpcConstants.COUNTER_UNKNOWN_ITAB],
+        c[GrpcConstants.COUNTER_FIELD_TRUNCATED],
+        c[GrpcConstants.COUNTER_SKIPPED]);
   }
 }

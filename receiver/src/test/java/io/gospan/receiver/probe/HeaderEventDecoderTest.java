@@ -21,9 +21,9 @@ class HeaderEventDecoderTest {
     b.putLong(GrpcLayouts.HEADER_EVENT.offset("ts_ns"), 1_000);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("pid"), 42);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("stream_id"), 3);
-    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) EventRecord.PROBE_HTTP2_SERVER_OPERATE_HEADERS);
-    b.put(GrpcLayouts.HEADER_EVENT.offset("side"), (byte) EventRecord.SIDE_SERVER);
-    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) EventRecord.FLAG_CONN_UNKNOWN);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS.id());
+    b.put(GrpcLayouts.HEADER_EVENT.offset("side"), (byte) GrpcConstants.SIDE_SERVER);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) GrpcConstants.EVENT_CONN_UNKNOWN);
     b.put(GrpcLayouts.HEADER_EVENT.offset("field_count"), (byte) fieldCount);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("fd"), -1);
     for (int i = 0; i < nameValues.length / 2; i++) {

@@ -40,16 +40,14 @@ final class ProbeSession implements AutoCloseable {
   ProbeSession(String object, HeaderNames names) {
     probes =
         GrpcProbes.open(
-            object,
-            names,
-            1 << 24,
-            events::add,
-            (pid, exe) -> { },
-            r -> {
-              byte[] b = new byte[r.remaining()];
-              r.get(b);
-              raw.add(b);
-            });
+            GrpcProbes.Options.of(names, 1 << 24, events::add)
+                .withObject(object)
+                .withRawTap(
+                    r -> {
+                      byte[] b = new byte[r.remaining()];
+                      r.get(b);
+                      raw.add(b);
+                    }));
   }
 
   /**

@@ -93,8 +93,8 @@ class WriteHeaderProbeIT {
         // Client side: one request-headers write per call; each client is a new connection,
         // so stream ids are 1, 3, 5, 7, 9 for the first client and 1 for the second.
         assertThat(fromClients).allSatisfy(r -> {
-          assertThat(r.probe()).isEqualTo(EventRecord.PROBE_LOOPY_WRITER_WRITE_HEADER);
-          assertThat(r.side()).isEqualTo(EventRecord.SIDE_CLIENT);
+          assertThat(r.probe()).isEqualTo(GrpcProbe.LOOPY_WRITER_WRITE_HEADER.id());
+          assertThat(r.side()).isEqualTo(GrpcConstants.SIDE_CLIENT);
           assertThat(r.endStream()).isFalse();
         });
         assertThat(fromClients).extracting(EventRecord::streamId).containsExactly(1L, 3L, 5L, 7L, 9L, 1L);
@@ -102,7 +102,7 @@ class WriteHeaderProbeIT {
 
         // Server side: headers (endStream false) then trailers (endStream true) per OK call;
         // trailers-only (endStream true) for the NOT_FOUND call.
-        assertThat(fromServer).allSatisfy(r -> assertThat(r.side()).isEqualTo(EventRecord.SIDE_SERVER));
+        assertThat(fromServer).allSatisfy(r -> assertThat(r.side()).isEqualTo(GrpcConstants.SIDE_SERVER));
         assertThat(fromServer)
             .extracting(r -> r.streamId() + (r.endStream() ? "/end" : "/headers"))
             .containsExactly(
@@ -113,7 +113,7 @@ class WriteHeaderProbeIT {
       }
 
       // Counters: every hit sent an event; none was lost, none lacked offsets.
-      long[] c = counters(obj.map("probe_counters"), EventRecord.PROBE_LOOPY_WRITER_WRITE_HEADER);
+      long[] c = counters(obj.map("probe_counters"), GrpcProbe.LOOPY_WRITER_WRITE_HEADER.id());
       assertThat(c[0]).as("hits").isEqualTo(17);
       assertThat(c[1]).as("events sent").isEqualTo(17);
       assertThat(c[2]).as("ring buffer full").isZero();
