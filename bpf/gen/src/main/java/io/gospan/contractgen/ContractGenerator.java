@@ -64,7 +64,11 @@ public final class ContractGenerator {
 
   /** The offsets module's sources, by relative path. */
   static Map<String, String> offsets(Btf btf) {
-    return Map.of("io/gospan/offsets/resolve/Probe.java", probeEnum(probes(btf)));
+    List<ProbeSpec> probes = probes(btf);
+    Map<String, String> out = new LinkedHashMap<>();
+    out.put("io/gospan/offsets/resolve/Probe.java", probeEnum(probes));
+    out.put("io/gospan/offsets/resolve/ProbeField.java", probeFieldEnum(fields(btf, probes)));
+    return out;
   }
 
   /** The receiver's sources, by relative path. */
@@ -326,6 +330,247 @@ public final class ContractGenerator {
         }
         """);
     return s.toString();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The Go facts of struct go_offsets
+
+  /**
+   * One leaf member of {@code struct go_offsets} and the Go fact it holds, from its {@code GO_*}
+   * tags: the enum constant's name (the C path, upper case), kind, Go path, argument word, the
+   * probes that need it (their Java names; empty: optional), whether the catalog covers it, and
+   * the HTTP/2 server copy it belongs to.
+   */
+  record FieldSpec(String name, String cPath, String kind, List<String> path, int piece, List<String> needs, boolean catalogued,
+                   String server) {}
+
+  /** A server copy's substitutions, from the GO_COPY tag on a member of struct go_offsets. */
+  private record Copy(String name, Map<String, String> vars) {}
+
+  static List<FieldSpec> fields(Btf btf, List<ProbeSpec> probes) {
+    Set<String> probeNames = new LinkedHashSet<>();
+    probes.forEach(p -> probeNames.add("PROBE_" + p.name()));
+    List<FieldSpec> out = new ArrayList<>();
+    walk(btf, btf.struct("go_offsets"), "", null, true, probeNames, out);
+    return out;
+  }
+
+  private static void walk(Btf btf, JsonNode struct, String prefix, Copy copy, boolean catalogued, Set<String> probes,
+                           List<FieldSpec> out) {
+    for (Btf.Member m : btf.members(struct)) {
+      if (m.name().startsWith("_")) {
+        continue; // padding
+      }
+      String where = "struct " + struct.path("name").asText() + "." + m.name();
+      Map<String, String> tags = goTags(m.tags(), where);
+      boolean cat = catalogued && !tags.containsKey("uncatalogued");
+      JsonNode t = btf.resolve(m.typeId());
+      if (tags.containsKey("copy")) {
+        String[] parts = tags.get("copy").split(";", -1);
+        if (parts.length != 4 || !t.path("kind").asText().equals("STRUCT")) {
+          throw new IllegalStateException(where + ": GO_COPY(name, http2, hpack, embed) on a struct member");
+        }
+        Copy c = new Copy(parts[0].strip(), Map.of("{http2}", parts[1].strip(), "{hpack}", parts[2].strip(), "{embed}", parts[3].strip()));
+        walk(btf, t, prefix + m.name() + "_", c, cat, probes, out);
+        continue;
+      }
+      String name = (prefix + m.name()).toUpperCase(Locale.ROOT);
+      List<String> kinds = new ArrayList<>();
+      for (String k : List.of("arg", "member", "size", "itab")) {
+        if (tags.containsKey(k)) {
+          kinds.add(k);
+        }
+      }
+      if (kinds.size() != 1) {
+        throw new IllegalStateException(where + ": needs exactly one of GO_ARG, GO_MEMBER, GO_SIZE, GO_ITAB, has " + kinds);
+      }
+      String kind = kinds.get(0);
+      List<String> words = List.of(subst(tags.get(kind), copy).trim().split("\\s+"));
+      List<String> needs = new ArrayList<>();
+      List<String> path;
+      int piece = 0;
+      if (kind.equals("arg")) {
+        if (words.size() != 3) {
+          throw new IllegalStateException(where + ": GO_ARG(probe, \"param\", word)");
+        }
+        needs.add(probe(words.get(0), copy, probes, where));
+        path = List.of(words.get(1));
+        piece = Integer.parseInt(words.get(2));
+        if (tags.containsKey("needs")) {
+          throw new IllegalStateException(where + ": GO_ARG is needed by its probe only; no GO_NEEDS");
+        }
+      } else {
+        path = words;
+        if ((kind.equals("member") && (path.size() < 2 || path.size() % 2 != 0)) || (!kind.equals("member") && path.size() != 1)) {
+          throw new IllegalStateException(where + ": bad Go path " + path);
+        }
+        if (tags.containsKey("needs")) {
+          for (String p : tags.get("needs").split("[,\\s]+")) {
+            if (!p.isEmpty()) {
+              needs.add(probe(p, copy, probes, where));
+            }
+          }
+        }
+      }
+      boolean location = t.path("kind").asText().equals("STRUCT") && t.path("name").asText().equals("go_loc");
+      if (location != kind.equals("arg")) {
+        throw new IllegalStateException(where + ": a struct go_loc holds a GO_ARG, anything else an offset, size or address");
+      }
+      out.add(new FieldSpec(name, prefix.isEmpty() ? m.name() : prefix.replaceAll("_$", ".") + m.name(), kind, path, piece, needs, cat,
+          copy == null ? null : copy.name()));
+    }
+  }
+
+  private static Map<String, String> goTags(List<String> tags, String where) {
+    Map<String, String> out = new HashMap<>();
+    for (String t : tags) {
+      if (t.startsWith("gospan:")) {
+        int eq = t.indexOf('=');
+        String key = eq < 0 ? t.substring(7) : t.substring(7, eq);
+        if (out.put(key, eq < 0 ? "" : t.substring(eq + 1)) != null) {
+          throw new IllegalStateException(where + ": tag gospan:" + key + " given twice");
+        }
+      }
+    }
+    return out;
+  }
+
+  private static String subst(String s, Copy copy) {
+    if (copy != null) {
+      for (Map.Entry<String, String> v : copy.vars().entrySet()) {
+        s = s.replace(v.getKey(), v.getValue());
+      }
+    }
+    if (s.contains("{")) {
+      throw new IllegalStateException("unreplaced variable in " + s + (copy == null ? " (outside a GO_COPY member)" : ""));
+    }
+    return s;
+  }
+
+  /** A probe's Java name from its C name; PROBE_COPY_ names the copy's probe. */
+  private static String probe(String cName, Copy copy, Set<String> probes, String where) {
+    String c = copy == null ? cName : cName.replace("PROBE_COPY_", "PROBE_" + copy.name() + "_");
+    if (!probes.contains(c)) {
+      throw new IllegalStateException(where + ": " + c + " is not a probe (enum gospan_probe with a program)");
+    }
+    return c.substring("PROBE_".length());
+  }
+
+  static String probeFieldEnum(List<FieldSpec> fields) {
+    StringBuilder s = new StringBuilder(HEADER);
+    s.append("package io.gospan.offsets.resolve;\n\n");
+    s.append("import java.util.EnumSet;\nimport java.util.List;\nimport java.util.Set;\n\n");
+    s.append("/**\n")
+        .append(" * Every fact the probes read from a traced binary: one per member of {@code struct go_offsets}\n")
+        .append(" * ({@code bpf/grpc_events.h}), named as that member (a member of a server copy's {@code struct\n")
+        .append(" * http_server_offsets} with the copy's name in front), with how it is found in DWARF and which\n")
+        .append(" * probes need it, as its {@code GO_*} tags say.\n")
+        .append(" *\n")
+        .append(" * <p>Member offsets are paths through Go structs; a path with several (type, member) steps adds\n")
+        .append(" * the steps (e.g. {@code net.TCPConn.conn} + {@code net.conn.fd}).\n")
+        .append(" */\n");
+    s.append("public enum ProbeField {\n");
+    for (int i = 0; i < fields.size(); i++) {
+      FieldSpec f = fields.get(i);
+      s.append("  /** {@code go_offsets.").append(f.cPath()).append("}: ").append(f.kind()).append(' ')
+          .append(String.join(" ", f.path())).append(f.kind().equals("arg") ? " word " + f.piece() : "").append(". */\n");
+      s.append("  ").append(f.name()).append("(Kind.").append(kindName(f.kind())).append(", ");
+      s.append(f.needs().isEmpty() ? "EnumSet.noneOf(Probe.class)" : "EnumSet.of(" + String.join(", ", f.needs().stream().map(n -> "Probe." + n).toList()) + ")");
+      s.append(", ").append(f.catalogued()).append(", ")
+          .append(f.server() == null ? "null" : "Probe.HttpServer." + f.server()).append(", ").append(f.piece());
+      for (String p : f.path()) {
+        s.append(", ").append(q(p));
+      }
+      s.append(i + 1 < fields.size() ? "),\n" : ");\n\n");
+    }
+    s.append("""
+          /** How a field is found. */
+          public enum Kind {
+            /** A word of a function argument at entry: an {@link ArgLocation} (GO_ARG). */
+            ARGUMENT,
+            /** A byte offset into a Go struct, the sum of the path's steps (GO_MEMBER). */
+            MEMBER,
+            /** The byte size of a Go type (GO_SIZE). */
+            SIZE,
+            /** The link-time address of a Go itab (GO_ITAB). */
+            ITAB
+          }
+
+          private final Kind kind;
+          private final Set<Probe> neededBy;
+          private final boolean catalogued;
+          private final Probe.HttpServer server;
+          private final int piece;
+          /** ARGUMENT: [parameter name]; MEMBER: type, member[, type, member...]; SIZE: type; ITAB: name. */
+          private final List<String> path;
+
+          ProbeField(Kind kind, Set<Probe> neededBy, boolean catalogued, Probe.HttpServer server, int piece, String... path) {
+            this.kind = kind;
+            this.neededBy = neededBy;
+            this.catalogued = catalogued;
+            this.server = server;
+            this.piece = piece;
+            this.path = List.of(path);
+          }
+
+          public Kind kind() {
+            return kind;
+          }
+
+          /** Probes that cannot be attached without this field (GO_NEEDS; an argument's probe). */
+          public Set<Probe> neededBy() {
+            return neededBy;
+          }
+
+          /** An optional field (needed by no probe) only degrades events (e.g. no socket 4-tuple) when missing. */
+          public boolean optional() {
+            return neededBy.isEmpty();
+          }
+
+          /** The function whose argument this is (ARGUMENT only). */
+          public Probe probe() {
+            return neededBy.iterator().next();
+          }
+
+          /** Parameter name, member path steps, type name, or itab name. */
+          public List<String> path() {
+            return path;
+          }
+
+          /** Word of the argument (0: first; a slice's len is 1). */
+          public int piece() {
+            return piece;
+          }
+
+          /**
+           * Whether the offsets catalog covers this field (not GO_UNCATALOGUED): the other fields come
+           * from the binary's DWARF only, so stripped binaries do not get the probes that need them.
+           */
+          public boolean catalogued() {
+            return catalogued;
+          }
+
+          /** The HTTP/2 server copy ({@code struct http_server_offsets}) this field belongs to; null for the rest. */
+          public Probe.HttpServer server() {
+            return server;
+          }
+
+          /** The field's name in {@code struct go_offsets} (a server copy's: prefixed with the copy's member name). */
+          public String cName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+          }
+        }
+        """);
+    return s.toString();
+  }
+
+  private static String kindName(String kind) {
+    return switch (kind) {
+      case "arg" -> "ARGUMENT";
+      case "member" -> "MEMBER";
+      case "size" -> "SIZE";
+      default -> "ITAB";
+    };
   }
 
   // ---------------------------------------------------------------------------------------------

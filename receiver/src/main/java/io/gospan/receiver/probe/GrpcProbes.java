@@ -308,7 +308,7 @@ public final class GrpcProbes implements AutoCloseable {
         // read up to 32 bytes of the function's first instructions
       }
     } catch (IOException e) {
-      throw new io.gospan.receiver.bpf.BpfException("reading the code at 0x" + Long.toHexString(entryFileOffset) + " of " + binary + " failed: " + e, 5);
+      throw new io.gospan.receiver.bpf.BpfException("reading the code at 0x" + Long.toHexString(entryFileOffset) + " of " + binary + " failed: " + e, jnr.constants.platform.Errno.EIO.intValue());
     }
     byte[] bytes = new byte[code.position()];
     code.flip().get(bytes);
