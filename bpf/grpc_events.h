@@ -6,10 +6,11 @@
  * probe. Every struct has fixed-width fields, explicit padding and a size assertion.
  *
  * The Java side is generated from the BTF of the built object (bpf/gen, run by the Maven
- * build): the layouts of the structs below, the values of the enums below, and, from the
- * GOSPAN_PROBE tags on the programs in grpc.bpf.c, the probe list (program, id, Go function,
- * HTTP/2 server copy, event kind). Constants Java needs are therefore enum values, not
- * #defines (a #define leaves no trace in BTF).
+ * build): the layouts of the structs below, the values of the enums below, from the GO_* tags
+ * on the members of struct go_offsets the Go facts user space resolves per binary, and from the
+ * GOSPAN_PROBE tags on the programs the probe list (program, id, Go function, HTTP/2 server
+ * copy, event kind). Constants Java needs are therefore enum values, not #defines (a #define
+ * leaves no trace in BTF).
  */
 #ifndef GOSPAN_GRPC_EVENTS_H
 #define GOSPAN_GRPC_EVENTS_H
@@ -38,12 +39,13 @@ enum gospan_probe {
 enum gospan_counter {
 	COUNTER_HITS = 0,            /* the program ran */
 	COUNTER_EVENTS_SENT = 1,     /* a record was submitted to `events` */
-	COUNTER_RINGBUF_FULL = 2,    /* bpf_ringbuf_reserve failed: the record is lost */
+	COUNTER_RING_BUFFER_FULL = 2, /* bpf_ringbuf_output failed (`events` is full): the record is lost */
 	COUNTER_READ_FAILED = 3,     /* an argument or user memory read faulted */
 	COUNTER_NO_OFFSETS = 4,      /* no slot in `binaries` for the probe's cookie or the task's executable */
 	COUNTER_UNKNOWN_ITAB = 5,    /* the net.Conn is of a type we cannot unwrap */
 	COUNTER_FIELD_TRUNCATED = 6, /* a header name or value was cut to fit */
-	COUNTER_SKIPPED = 7,         /* response headers that do not end the stream, not wanted */
+	COUNTER_SKIPPED = 7,         /* a hit that needs no record: response headers before the trailers (not
+				      * wanted), an HTTP/2 server's request that is not gRPC, or its trailers */
 	COUNTER_COUNT = 8,
 };
 
@@ -232,7 +234,7 @@ struct binary {
 	 * its string literals are; 0, 0 for a PIE (its addresses move) or when unknown. */
 	__u64 rodata_start;
 	__u64 rodata_end;
-	/* Header names found in that segment, by address: written by the probes (grpc.bpf.c,
+	/* Header names found in that segment, by address: written by the probes (headers.bpf.h,
 	 * name_cache_entry); user space writes zeros. */
 	__u64 name_cache[GOSPAN_NAME_CACHE_SLOTS];
 	struct go_offsets offsets;

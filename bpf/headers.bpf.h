@@ -303,7 +303,7 @@ static __always_inline __u64 event_size(const struct header_event *e)
 static __always_inline void send(enum gospan_probe probe, const struct header_event *e)
 {
 	if (bpf_ringbuf_output(&events, (void *)e, event_size(e), wakeup_flags()))
-		count(probe, COUNTER_RINGBUF_FULL);
+		count(probe, COUNTER_RING_BUFFER_FULL);
 	else
 		count(probe, COUNTER_EVENTS_SENT);
 }

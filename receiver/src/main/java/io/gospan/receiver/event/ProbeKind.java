@@ -3,7 +3,8 @@ package io.gospan.receiver.event;
 /**
  * What a {@link HeaderEvent} records: which headers of which side, as the probe that produced it
  * sees them. Each BPF probe that sends records names its kind in C ({@code GOSPAN_EVENT} in
- * bpf/grpc.bpf.c); two probes may send one kind (the same function in two HTTP/2 server copies).
+ * bpf/transport.bpf.h, bpf/serve_http.bpf.h); two probes may send one kind (the same function
+ * in two HTTP/2 server copies: the decoder tells which probe sent a record).
  *
  * <p>A unary call on grpc-go's own transport produces, on the client, {@link
  * #LOOPY_WRITER_WRITE_HEADER} (request headers, the span's start) and {@link

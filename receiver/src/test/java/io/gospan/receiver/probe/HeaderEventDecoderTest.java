@@ -57,4 +57,28 @@ class HeaderEventDecoderTest {
     assertThat(decoder.decode(record(0, EventRecord.FIXED_SIZE - 1))).isNull();
     assertThat(decoder.malformed()).isEqualTo(2);
   }
+
+  @Test
+  void eachServerCopysProbeDecodesToItsKindAndSaysWhichCopySentIt() {
+    for (GrpcProbe p : java.util.List.of(GrpcProbe.XNET_PROCESS_HEADERS, GrpcProbe.NETHTTP_PROCESS_HEADERS)) {
+      ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
+      b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) p.id());
+      b.putLong(GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino"), 77);
+      HeaderEventDecoder.Decoded d = decoder.decodeRecord(b);
+      assertThat(d.probe()).isSameAs(p);
+      assertThat(d.event().probe()).isEqualTo(ProbeKind.HTTP2_SERVER_PROCESS_HEADERS);
+      assertThat(d.exe().ino()).isEqualTo(77);
+    }
+    assertThat(GrpcProbe.NETHTTP_PROCESS_HEADERS.probe().server()).isNotEqualTo(GrpcProbe.XNET_PROCESS_HEADERS.probe().server());
+  }
+
+  @Test
+  void aRecordOfAProbeThatSendsNoneOfItsOwnOrOfNoProbeIsMalformed() {
+    ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.XNET_HPACK_WRITE_FIELD.id());
+    assertThat(decoder.decode(b)).isNull();
+    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.values().length);
+    assertThat(decoder.decode(b)).isNull();
+    assertThat(decoder.malformed()).isEqualTo(2);
+  }
 }

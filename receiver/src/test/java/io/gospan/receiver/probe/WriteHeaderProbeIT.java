@@ -114,19 +114,19 @@ class WriteHeaderProbeIT {
 
       // Counters: every hit sent an event; none was lost, none lacked offsets.
       long[] c = counters(obj.map("probe_counters"), GrpcProbe.LOOPY_WRITER_WRITE_HEADER.id());
-      assertThat(c[0]).as("hits").isEqualTo(17);
-      assertThat(c[1]).as("events sent").isEqualTo(17);
-      assertThat(c[2]).as("ring buffer full").isZero();
-      assertThat(c[3]).as("read failed").isZero();
-      assertThat(c[4]).as("no offsets").isZero();
+      assertThat(c[GrpcConstants.COUNTER_HITS]).as("hits").isEqualTo(17);
+      assertThat(c[GrpcConstants.COUNTER_EVENTS_SENT]).as("events sent").isEqualTo(17);
+      assertThat(c[GrpcConstants.COUNTER_RING_BUFFER_FULL]).as("ring buffer full").isZero();
+      assertThat(c[GrpcConstants.COUNTER_READ_FAILED]).as("read failed").isZero();
+      assertThat(c[GrpcConstants.COUNTER_NO_OFFSETS]).as("no offsets").isZero();
     }
   }
 
-  /** The 7 per-probe counters, summed over CPUs. */
+  /** The per-probe counters ({@code enum gospan_counter}), summed over CPUs. */
   static long[] counters(BpfMap map, int probe) {
-    long[] out = new long[7];
+    long[] out = new long[GrpcConstants.COUNTER_COUNT];
     for (int i = 0; i < out.length; i++) {
-      byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(probe * 7 + i).array();
+      byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(probe * GrpcConstants.COUNTER_COUNT + i).array();
       ByteBuffer v = ByteBuffer.wrap(map.lookup(key).orElseThrow()).order(ByteOrder.LITTLE_ENDIAN);
       while (v.remaining() >= 8) {
         out[i] += v.getLong();
