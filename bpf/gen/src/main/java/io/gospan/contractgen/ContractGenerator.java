@@ -28,7 +28,8 @@ import java.util.TreeMap;
  *       and {@code GrpcConstants} (the other enums of the contract).
  * </ul>
  *
- * Usage: {@code ContractGenerator OBJECT OUT_DIR offsets|receiver [BPFTOOL]}. Fails (exception,
+ * Usage: {@code ContractGenerator OBJECT OUT_DIR offsets|receiver [BPFTOOL]} (default: $BPFTOOL,
+ * bpftool on the PATH, /usr/sbin/bpftool). Fails (exception,
  * nothing written) when the tags and the enum disagree: a probe id without a program, two
  * programs for one id, a tag naming no enum value, ids not 0..PROBE_COUNT-1.
  */
@@ -49,7 +50,7 @@ public final class ContractGenerator {
     }
     Path object = Path.of(args[0]);
     Path out = Path.of(args[1]);
-    String bpftool = args.length > 3 ? args[3] : "bpftool";
+    String bpftool = args.length > 3 ? args[3] : defaultBpftool();
     Btf btf = Btf.read(object, bpftool);
     Map<String, String> files = args[2].equals("offsets") ? offsets(btf) : receiver(btf);
     for (Map.Entry<String, String> f : files.entrySet()) {
@@ -60,6 +61,20 @@ public final class ContractGenerator {
         Files.writeString(p, f.getValue(), StandardCharsets.UTF_8);
       }
     }
+  }
+
+  /** $BPFTOOL, else bpftool on the PATH, else /usr/sbin/bpftool (as bpf/Makefile; Debian puts it there). */
+  private static String defaultBpftool() {
+    String env = System.getenv("BPFTOOL");
+    if (env != null && !env.isBlank()) {
+      return env;
+    }
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "bpftool"))) {
+        return Path.of(dir, "bpftool").toString();
+      }
+    }
+    return "/usr/sbin/bpftool";
   }
 
   /** The offsets module's sources, by relative path. */
