@@ -64,7 +64,7 @@ public final class ContractGenerator {
   }
 
   /** $BPFTOOL, else bpftool on the PATH, else /usr/sbin/bpftool (as bpf/Makefile; Debian puts it there). */
-  private static String defaultBpftool() {
+  static String defaultBpftool() {
     String env = System.getenv("BPFTOOL");
     if (env != null && !env.isBlank()) {
       return env;

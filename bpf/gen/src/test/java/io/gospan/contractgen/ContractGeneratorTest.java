@@ -65,7 +65,7 @@ class ContractGeneratorTest {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as("clang: " + out).isZero();
-    return Btf.read(obj, "bpftool");
+    return Btf.read(obj, ContractGenerator.defaultBpftool());
   }
 
   @Test
