@@ -2,10 +2,15 @@
 /*
  * The contract between grpc.bpf.c and the Java receiver: the per-binary offsets the
  * programs read, the event records they write to the `events` ring buffer, and the
- * counters they keep. This header is the single definition of each layout. Every
- * struct has fixed-width fields, explicit padding and a size assertion; the Java
- * side describes each layout once and a test checks it against the BTF of the
- * built object.
+ * counters they keep. This header is the single definition of each layout, constant and
+ * probe. Every struct has fixed-width fields, explicit padding and a size assertion.
+ *
+ * The Java side is generated from the BTF of the built object (bpf/gen, run by the Maven
+ * build): the layouts of the structs below, the values of the enums below, from the GO_* tags
+ * on the members of struct go_offsets the Go facts user space resolves per binary, and from the
+ * GOSPAN_PROBE tags on the programs the probe list (program, id, Go function, HTTP/2 server
+ * copy, event kind). Constants Java needs are therefore enum values, not #defines (a #define
+ * leaves no trace in BTF).
  */
 #ifndef GOSPAN_GRPC_EVENTS_H
 #define GOSPAN_GRPC_EVENTS_H
@@ -34,12 +39,13 @@ enum gospan_probe {
 enum gospan_counter {
 	COUNTER_HITS = 0,            /* the program ran */
 	COUNTER_EVENTS_SENT = 1,     /* a record was submitted to `events` */
-	COUNTER_RINGBUF_FULL = 2,    /* bpf_ringbuf_reserve failed: the record is lost */
+	COUNTER_RING_BUFFER_FULL = 2, /* bpf_ringbuf_output failed (`events` is full): the record is lost */
 	COUNTER_READ_FAILED = 3,     /* an argument or user memory read faulted */
 	COUNTER_NO_OFFSETS = 4,      /* no slot in `binaries` for the probe's cookie or the task's executable */
 	COUNTER_UNKNOWN_ITAB = 5,    /* the net.Conn is of a type we cannot unwrap */
 	COUNTER_FIELD_TRUNCATED = 6, /* a header name or value was cut to fit */
-	COUNTER_SKIPPED = 7,         /* response headers that do not end the stream, not wanted */
+	COUNTER_SKIPPED = 7,         /* a hit that needs no record: response headers before the trailers (not
+				      * wanted), an HTTP/2 server's request that is not gRPC, or its trailers */
 	COUNTER_COUNT = 8,
 };
 
@@ -50,18 +56,47 @@ struct exe_key {
 };
 _Static_assert(sizeof(struct exe_key) == 16, "struct exe_key is 16 bytes");
 
-/* Header fields captured per event, and the bytes kept of each value. */
+/* The ServeHTTP probes of net/http's bundled copy are those of x/net's, this much further. */
 #define PROBE_NETHTTP_SHIFT 4
 
-#define GOSPAN_MAX_FIELDS 10
-#define GOSPAN_VALUE_LEN 124
+/* Sizes shared with user space (enum values, so that they reach BTF). */
+enum gospan_limits {
+	GOSPAN_MAX_FIELDS = 10,   /* header fields captured per event */
+	GOSPAN_VALUE_LEN = 124,   /* bytes kept of each header value */
+	GOSPAN_NAME_LEN = 32,     /* longest capturable header name + NUL: key of `header_names` */
+	GOSPAN_NAME_CACHE_SLOTS = 32, /* struct binary.name_cache entries */
+	GOSPAN_BINARY_SLOTS = 1024,   /* max_entries of `binaries`: binaries traced at once */
+};
 /* Header fields examined per event (bounded loop); more are flagged as truncated. */
 #define GOSPAN_MAX_SCAN_FIELDS 48
-/* Longest header name that can be captured (key of `header_names`, NUL-padded). */
-#define GOSPAN_NAME_LEN 32
 /* net.Conn wrappers unwrapped to reach the *net.TCPConn (syscallConn -> tls.Conn -> TCPConn;
  * h2c bufConn -> TCPConn). */
 #define GOSPAN_MAX_CONN_WRAPS 3
+
+#define GOSPAN_TAG(t) __attribute__((btf_decl_tag(t)))
+
+/*
+ * The Go fact each member of struct go_offsets holds (btf_decl_tag, like GOSPAN_PROBE below):
+ * user space generates its list of facts to resolve from them (offsets.resolve.ProbeField).
+ *   GO_ARG(probe, "param", word)  word `word` of parameter `param` (by name) of the probe's
+ *                                 function, at entry: a struct go_loc
+ *   GO_MEMBER("type member ...")  the byte offset of a member path: (type, member) steps, added
+ *   GO_SIZE("type")               the byte size of a Go type
+ *   GO_ITAB("name")               the link-time address of go:itab.<name>
+ *   GO_NEEDS(probe, ...)          the probes that cannot be attached without it; a member
+ *                                 without it is optional (only degrades events when unknown)
+ *   GO_UNCATALOGUED               found in DWARF only: the offsets catalog does not cover it
+ *   GO_COPY(name, http2, hpack, embed)  on a struct http_server_offsets member: the server copy
+ *                                 (its probes are PROBE_<name>_*, PROBE_COPY_* in the copy's tags)
+ *                                 and the text of {http2}, {hpack}, {embed} in its Go paths
+ */
+#define GO_ARG(probe, param, word) GOSPAN_TAG("gospan:arg=" #probe " " param " " #word)
+#define GO_MEMBER(path) GOSPAN_TAG("gospan:member=" path)
+#define GO_SIZE(type) GOSPAN_TAG("gospan:size=" type)
+#define GO_ITAB(name) GOSPAN_TAG("gospan:itab=" name)
+#define GO_NEEDS(...) GOSPAN_TAG("gospan:needs=" #__VA_ARGS__)
+#define GO_UNCATALOGUED GOSPAN_TAG("gospan:uncatalogued")
+#define GO_COPY(name, http2, hpack, embed) GOSPAN_TAG("gospan:copy=" #name ";" http2 ";" hpack ";" embed)
 
 /*
  * One copy of the HTTP/2 server that runs grpc-go's ServeHTTP path (grpc-go
@@ -71,31 +106,41 @@ _Static_assert(sizeof(struct exe_key) == 16, "struct exe_key is 16 bytes");
  */
 struct http_server_offsets {
 	/* (*serverConn).processHeaders(sc *serverConn, f *MetaHeadersFrame) */
-	struct go_loc process_headers_sc;
-	struct go_loc process_headers_f;
+	struct go_loc process_headers_sc GO_ARG(PROBE_COPY_PROCESS_HEADERS, "sc", 0);
+	struct go_loc process_headers_f GO_ARG(PROBE_COPY_PROCESS_HEADERS, "f", 0);
 	/* (*writeResHeaders).writeFrame(w *writeResHeaders, ctx writeContext) */
-	struct go_loc write_frame_w;
-	struct go_loc write_frame_ctx;        /* the interface's data word: the *serverConn */
-	/* (*writeResHeaders).writeHeaderBlock(w, ctx writeContext, frag []byte, firstFrag, lastFrag bool) */
-	struct go_loc write_header_block_ctx; /* data word, as above */
-	/* hpack (*Encoder).WriteField(e *Encoder, f HeaderField) */
-	struct go_loc write_field_e;
-	struct go_loc write_field_name_ptr;
-	struct go_loc write_field_name_len;
-	struct go_loc write_field_value_ptr;
-	struct go_loc write_field_value_len;
-	__s32 server_conn_conn;          /* serverConn.conn net.Conn */
-	__s32 server_conn_hpack_encoder; /* serverConn.hpackEncoder *hpack.Encoder */
-	__s32 write_res_headers_stream_id;  /* writeResHeaders.streamID uint32 */
-	__s32 write_res_headers_end_stream; /* writeResHeaders.endStream bool */
+	struct go_loc write_frame_w GO_ARG(PROBE_COPY_WRITE_RES_HEADERS, "w", 0);
+	/* the writeContext interface's data word: the *serverConn */
+	struct go_loc write_frame_ctx GO_ARG(PROBE_COPY_WRITE_RES_HEADERS, "ctx", 1);
+	/* (*writeResHeaders).writeHeaderBlock(w, ctx writeContext, frag []byte, firstFrag, lastFrag bool):
+	 * ctx's data word, as above */
+	struct go_loc write_header_block_ctx GO_ARG(PROBE_COPY_WRITE_HEADER_BLOCK, "ctx", 1);
+	/* hpack (*Encoder).WriteField(e *Encoder, f HeaderField): f by value, Name's pointer and
+	 * length, then Value's */
+	struct go_loc write_field_e GO_ARG(PROBE_COPY_HPACK_WRITE_FIELD, "e", 0);
+	struct go_loc write_field_name_ptr GO_ARG(PROBE_COPY_HPACK_WRITE_FIELD, "f", 0);
+	struct go_loc write_field_name_len GO_ARG(PROBE_COPY_HPACK_WRITE_FIELD, "f", 1);
+	struct go_loc write_field_value_ptr GO_ARG(PROBE_COPY_HPACK_WRITE_FIELD, "f", 2);
+	struct go_loc write_field_value_len GO_ARG(PROBE_COPY_HPACK_WRITE_FIELD, "f", 3);
+	/* serverConn.conn net.Conn, serverConn.hpackEncoder *hpack.Encoder */
+	__s32 server_conn_conn GO_MEMBER("{http2}serverConn conn")
+		GO_NEEDS(PROBE_COPY_PROCESS_HEADERS, PROBE_COPY_WRITE_RES_HEADERS);
+	__s32 server_conn_hpack_encoder GO_MEMBER("{http2}serverConn hpackEncoder")
+		GO_NEEDS(PROBE_COPY_WRITE_RES_HEADERS, PROBE_COPY_WRITE_HEADER_BLOCK);
+	/* writeResHeaders.streamID uint32, .endStream bool */
+	__s32 write_res_headers_stream_id GO_MEMBER("{http2}writeResHeaders streamID") GO_NEEDS(PROBE_COPY_WRITE_RES_HEADERS);
+	__s32 write_res_headers_end_stream GO_MEMBER("{http2}writeResHeaders endStream") GO_NEEDS(PROBE_COPY_WRITE_RES_HEADERS);
 	/* as the same-named members of struct go_offsets, for this copy's types */
-	__s32 meta_headers_frame_headers_frame;
-	__s32 meta_headers_frame_fields;
-	__s32 headers_frame_flags;
-	__s32 headers_frame_stream_id;
-	__s32 header_field_size;
-	__s32 header_field_name;
-	__s32 header_field_value;
+	__s32 meta_headers_frame_headers_frame GO_MEMBER("{http2}MetaHeadersFrame {embed}HeadersFrame")
+		GO_NEEDS(PROBE_COPY_PROCESS_HEADERS);
+	__s32 meta_headers_frame_fields GO_MEMBER("{http2}MetaHeadersFrame Fields") GO_NEEDS(PROBE_COPY_PROCESS_HEADERS);
+	__s32 headers_frame_flags GO_MEMBER("{http2}HeadersFrame {embed}FrameHeader {http2}FrameHeader Flags")
+		GO_NEEDS(PROBE_COPY_PROCESS_HEADERS);
+	__s32 headers_frame_stream_id GO_MEMBER("{http2}HeadersFrame {embed}FrameHeader {http2}FrameHeader StreamID")
+		GO_NEEDS(PROBE_COPY_PROCESS_HEADERS);
+	__s32 header_field_size GO_SIZE("{hpack}HeaderField") GO_NEEDS(PROBE_COPY_PROCESS_HEADERS);
+	__s32 header_field_name GO_MEMBER("{hpack}HeaderField Name") GO_NEEDS(PROBE_COPY_PROCESS_HEADERS);
+	__s32 header_field_value GO_MEMBER("{hpack}HeaderField Value") GO_NEEDS(PROBE_COPY_PROCESS_HEADERS);
 	__s32 _pad;
 };
 _Static_assert(sizeof(struct http_server_offsets) == 128, "struct http_server_offsets is 128 bytes");
@@ -106,56 +151,80 @@ _Static_assert(sizeof(struct http_server_offsets) == 128, "struct http_server_of
  * GO_LOC_NONE is unknown; user space does not attach a probe whose needs are unknown.
  * Member offsets are in bytes from the start of the Go struct named.
  */
+#define GRPC_TRANSPORT "google.golang.org/grpc/internal/transport."
+#define XNET_HTTP2 "golang.org/x/net/http2."
+#define XNET_HPACK "golang.org/x/net/http2/hpack."
+/* what the transport probes all read: the header fields */
+#define NEEDS_TRANSPORT GO_NEEDS(PROBE_LOOPY_WRITER_WRITE_HEADER, PROBE_HTTP2_CLIENT_OPERATE_HEADERS, \
+				 PROBE_HTTP2_SERVER_OPERATE_HEADERS)
+/* what both operateHeaders probes read: the received frame */
+#define NEEDS_OPERATE_HEADERS GO_NEEDS(PROBE_HTTP2_CLIENT_OPERATE_HEADERS, PROBE_HTTP2_SERVER_OPERATE_HEADERS)
+
 struct go_offsets {
 	/* (*loopyWriter).writeHeader(l *loopyWriter, streamID uint32, endStream bool,
 	 *                            hf []hpack.HeaderField, onWrite func())
 	 * grpc-go internal/transport/controlbuf.go */
-	struct go_loc write_header_l;
-	struct go_loc write_header_stream_id;
-	struct go_loc write_header_end_stream;
-	struct go_loc write_header_hf_ptr;
-	struct go_loc write_header_hf_len;
+	struct go_loc write_header_l GO_ARG(PROBE_LOOPY_WRITER_WRITE_HEADER, "l", 0);
+	struct go_loc write_header_stream_id GO_ARG(PROBE_LOOPY_WRITER_WRITE_HEADER, "streamID", 0);
+	struct go_loc write_header_end_stream GO_ARG(PROBE_LOOPY_WRITER_WRITE_HEADER, "endStream", 0);
+	struct go_loc write_header_hf_ptr GO_ARG(PROBE_LOOPY_WRITER_WRITE_HEADER, "hf", 0);
+	struct go_loc write_header_hf_len GO_ARG(PROBE_LOOPY_WRITER_WRITE_HEADER, "hf", 1);
 	/* (*http2Client).operateHeaders(t *http2Client, frame *http2.MetaHeadersFrame) */
-	struct go_loc client_operate_headers_t;
-	struct go_loc client_operate_headers_frame;
+	struct go_loc client_operate_headers_t GO_ARG(PROBE_HTTP2_CLIENT_OPERATE_HEADERS, "t", 0);
+	struct go_loc client_operate_headers_frame GO_ARG(PROBE_HTTP2_CLIENT_OPERATE_HEADERS, "frame", 0);
 	/* (*http2Server).operateHeaders(t *http2Server, [ctx context.Context since grpc-go
 	 * 1.60,] frame *http2.MetaHeadersFrame, ...): located by name, not position */
-	struct go_loc server_operate_headers_t;
-	struct go_loc server_operate_headers_frame;
+	struct go_loc server_operate_headers_t GO_ARG(PROBE_HTTP2_SERVER_OPERATE_HEADERS, "t", 0);
+	struct go_loc server_operate_headers_frame GO_ARG(PROBE_HTTP2_SERVER_OPERATE_HEADERS, "frame", 0);
 
-	__s32 loopy_writer_side;   /* loopyWriter.side: 0 client, 1 server */
-	__s32 loopy_writer_conn;   /* loopyWriter.conn net.Conn (newer grpc-go; -1 before it) */
-	__s32 loopy_writer_framer; /* loopyWriter.framer *framer (used when conn is absent) */
-	__s32 framer_writer;       /* framer.writer *bufWriter */
-	__s32 buf_writer_conn;     /* bufWriter.conn net.Conn (io.Writer in newer grpc-go) */
-	__s32 http2_client_conn;   /* http2Client.conn net.Conn */
-	__s32 http2_server_conn;   /* http2Server.conn net.Conn */
-	__s32 meta_headers_frame_headers_frame; /* MetaHeadersFrame.HeadersFrame *HeadersFrame (x/net http2) */
-	__s32 meta_headers_frame_fields;        /* MetaHeadersFrame.Fields []hpack.HeaderField */
-	__s32 headers_frame_flags;     /* HeadersFrame.FrameHeader.Flags (uint8; END_STREAM = 0x1) */
-	__s32 headers_frame_stream_id; /* HeadersFrame.FrameHeader.StreamID uint32 */
-	__s32 header_field_size;   /* sizeof(hpack.HeaderField) */
-	__s32 header_field_name;   /* HeaderField.Name string */
-	__s32 header_field_value;  /* HeaderField.Value string */
-	__s32 tcp_conn_fd;         /* net.TCPConn.conn.fd *netFD */
-	__s32 net_fd_sysfd;        /* netFD.pfd.Sysfd int (internal/poll.FD) */
-	__s32 tls_conn_conn;       /* crypto/tls.Conn.conn net.Conn */
-	__s32 syscall_conn_conn;   /* grpc credentials syscallConn's embedded net.Conn */
-	__s32 h2c_buf_conn_conn;   /* x/net http2/h2c bufConn's embedded net.Conn (ServeHTTP over h2c) */
+	/* loopyWriter.side: 0 client, 1 server */
+	__s32 loopy_writer_side GO_MEMBER(GRPC_TRANSPORT "loopyWriter side") GO_NEEDS(PROBE_LOOPY_WRITER_WRITE_HEADER);
+	/* loopyWriter.conn net.Conn (newer grpc-go; -1 before it) */
+	__s32 loopy_writer_conn GO_MEMBER(GRPC_TRANSPORT "loopyWriter conn");
+	/* loopyWriter.framer *framer -> framer.writer *bufWriter -> bufWriter.conn net.Conn (io.Writer in
+	 * newer grpc-go): used when loopyWriter.conn is absent */
+	__s32 loopy_writer_framer GO_MEMBER(GRPC_TRANSPORT "loopyWriter framer");
+	__s32 framer_writer GO_MEMBER(GRPC_TRANSPORT "framer writer");
+	__s32 buf_writer_conn GO_MEMBER(GRPC_TRANSPORT "bufWriter conn");
+	/* http2Client.conn, http2Server.conn net.Conn */
+	__s32 http2_client_conn GO_MEMBER(GRPC_TRANSPORT "http2Client conn") GO_NEEDS(PROBE_HTTP2_CLIENT_OPERATE_HEADERS);
+	__s32 http2_server_conn GO_MEMBER(GRPC_TRANSPORT "http2Server conn") GO_NEEDS(PROBE_HTTP2_SERVER_OPERATE_HEADERS);
+	/* MetaHeadersFrame.HeadersFrame *HeadersFrame, MetaHeadersFrame.Fields []hpack.HeaderField,
+	 * HeadersFrame.FrameHeader.Flags (uint8; END_STREAM = 0x1), .StreamID uint32 (x/net http2 frame.go) */
+	__s32 meta_headers_frame_headers_frame GO_MEMBER(XNET_HTTP2 "MetaHeadersFrame HeadersFrame") NEEDS_OPERATE_HEADERS;
+	__s32 meta_headers_frame_fields GO_MEMBER(XNET_HTTP2 "MetaHeadersFrame Fields") NEEDS_OPERATE_HEADERS;
+	__s32 headers_frame_flags GO_MEMBER(XNET_HTTP2 "HeadersFrame FrameHeader " XNET_HTTP2 "FrameHeader Flags")
+		NEEDS_OPERATE_HEADERS;
+	__s32 headers_frame_stream_id GO_MEMBER(XNET_HTTP2 "HeadersFrame FrameHeader " XNET_HTTP2 "FrameHeader StreamID")
+		NEEDS_OPERATE_HEADERS;
+	/* sizeof(hpack.HeaderField), HeaderField.Name string, .Value string (x/net http2/hpack hpack.go) */
+	__s32 header_field_size GO_SIZE(XNET_HPACK "HeaderField") NEEDS_TRANSPORT;
+	__s32 header_field_name GO_MEMBER(XNET_HPACK "HeaderField Name") NEEDS_TRANSPORT;
+	__s32 header_field_value GO_MEMBER(XNET_HPACK "HeaderField Value") NEEDS_TRANSPORT;
+	/* Socket identity (optional: without it events carry no 4-tuple). net.TCPConn.conn.fd *netFD
+	 * (net tcpsock.go, net.go), netFD.pfd.Sysfd int (fd_posix.go, internal/poll fd_unix.go) */
+	__s32 tcp_conn_fd GO_MEMBER("net.TCPConn conn net.conn fd");
+	__s32 net_fd_sysfd GO_MEMBER("net.netFD pfd internal/poll.FD Sysfd");
+	/* crypto/tls.Conn.conn net.Conn (conn.go) */
+	__s32 tls_conn_conn GO_MEMBER("crypto/tls.Conn conn");
+	/* grpc credentials syscallConn's embedded net.Conn */
+	__s32 syscall_conn_conn GO_MEMBER("google.golang.org/grpc/internal/credentials.syscallConn Conn");
+	/* x/net http2/h2c bufConn's embedded net.Conn (ServeHTTP over h2c: the hijacked connection) */
+	__s32 h2c_buf_conn_conn GO_MEMBER("golang.org/x/net/http2/h2c.bufConn Conn") GO_UNCATALOGUED;
 	__u8 _pad_itabs[4];        /* pads the itab addresses to 8 */
 	/* Link-time addresses of the net.Conn itabs (go:itab.*net.TCPConn,net.Conn, ...);
 	 * 0 unknown. Position-dependent binaries only: a PIE's itabs move with its base. */
-	__u64 itab_tcp_conn;
-	__u64 itab_tls_conn;
-	__u64 itab_syscall_conn;
-	__u64 itab_h2c_buf_conn;
+	__u64 itab_tcp_conn GO_ITAB("*net.TCPConn,net.Conn");
+	__u64 itab_tls_conn GO_ITAB("*crypto/tls.Conn,net.Conn");
+	__u64 itab_syscall_conn GO_ITAB("*google.golang.org/grpc/internal/credentials.syscallConn,net.Conn");
+	__u64 itab_h2c_buf_conn GO_ITAB("*golang.org/x/net/http2/h2c.bufConn,net.Conn");
 	/* The ServeHTTP path, per HTTP/2 server copy. */
-	struct http_server_offsets xnet;     /* golang.org/x/net/http2 */
-	struct http_server_offsets nethttp;  /* net/http's bundled http2 */
+	struct http_server_offsets xnet /* golang.org/x/net/http2 */
+		GO_COPY(XNET, XNET_HTTP2, XNET_HPACK, "") GO_UNCATALOGUED;
+	struct http_server_offsets nethttp /* net/http's bundled http2 (Go src/net/http/h2_bundle.go) */
+		GO_COPY(NETHTTP, "net/http.http2", "vendor/" XNET_HPACK, "http2") GO_UNCATALOGUED;
 };
 _Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128, "struct go_offsets is 440 bytes");
-
-#define GOSPAN_NAME_CACHE_SLOTS 32
 
 /* A slot of the `binaries` map: a traced binary's offsets, found by the uprobe's attach cookie. */
 struct binary {
@@ -165,7 +234,7 @@ struct binary {
 	 * its string literals are; 0, 0 for a PIE (its addresses move) or when unknown. */
 	__u64 rodata_start;
 	__u64 rodata_end;
-	/* Header names found in that segment, by address: written by the probes (grpc.bpf.c,
+	/* Header names found in that segment, by address: written by the probes (headers.bpf.h,
 	 * name_cache_entry); user space writes zeros. */
 	__u64 name_cache[GOSPAN_NAME_CACHE_SLOTS];
 	struct go_offsets offsets;
@@ -225,5 +294,37 @@ struct header_event {
 	struct header_field fields[GOSPAN_MAX_FIELDS];
 };
 _Static_assert(sizeof(struct header_event) == 96 + GOSPAN_MAX_FIELDS * 128, "struct header_event is 1376 bytes");
+
+/*
+ * A probe's identity, on the program that implements it (clang >= 14 btf_decl_tag: a
+ * BTF_KIND_DECL_TAG on the program's BTF function; libbpf drops the tags before loading on a
+ * kernel without them). The Java probe list is generated from these tags:
+ *   GOSPAN_PROBE(id, function)  the enum gospan_probe value (counters, records' `probe`) and the
+ *                               Go symbol the uprobe is attached to
+ *   GOSPAN_SERVER(copy)         a ServeHTTP-path probe of HTTP/2 server copy xnet or nethttp
+ *   GOSPAN_EVENT(kind)          the kind of the records the probe sends, as user space names it
+ *                               (io.gospan.receiver.event.ProbeKind); none: it sends no records
+ *                               of its own
+ *   GOSPAN_LAZY                 attached only once the binary is seen serving gRPC through the
+ *                               ServeHTTP path (a hit per header field of every encoder)
+ */
+#define GOSPAN_PROBE(id, function) GOSPAN_TAG("gospan:probe=" #id) GOSPAN_TAG("gospan:function=" function)
+#define GOSPAN_SERVER(copy) GOSPAN_TAG("gospan:server=" #copy)
+#define GOSPAN_EVENT(kind) GOSPAN_TAG("gospan:event=" #kind)
+#define GOSPAN_LAZY GOSPAN_TAG("gospan:lazy")
+
+/* Every type and enum of the contract, for user space: a type reaches the object's BTF only if
+ * something in the object uses it, and grpc.bpf.c points one unused global at this. */
+struct gospan_contract {
+	struct binary binary;
+	struct header_event header_event;
+	enum gospan_probe probe;
+	enum gospan_counter counter;
+	enum gospan_limits limits;
+	enum header_event_flags event_flags;
+	enum header_field_flags field_flags;
+	enum gospan_side side;
+	enum go_loc_kind loc_kind;
+};
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

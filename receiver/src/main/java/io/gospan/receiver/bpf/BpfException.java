@@ -1,5 +1,7 @@
 package io.gospan.receiver.bpf;
 
+import jnr.constants.platform.Errno;
+
 /**
  * A libbpf call failed. The message says what was attempted, the errno, what it most likely
  * means for gospan (e.g. missing privileges), and libbpf's own log lines when it printed any.
@@ -33,14 +35,13 @@ public class BpfException extends RuntimeException {
   }
 
   private static String hint(int errno) {
-    switch (Math.abs(errno)) {
-      case 1: // EPERM
-      case 13: // EACCES (perf_event_open of a uprobe without CAP_SYS_ADMIN)
-        return "gospan needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE, and CAP_SYS_ADMIN"
-            + " for uprobes on kernels with the 2025 uprobe permission fix (and before 5.8), to load"
-            + " BPF programs and attach uprobes";
-      default:
-        return null;
+    int e = Math.abs(errno);
+    // EACCES: also perf_event_open of a uprobe without CAP_SYS_ADMIN
+    if (e == Errno.EPERM.intValue() || e == Errno.EACCES.intValue()) {
+      return "gospan needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE, and CAP_SYS_ADMIN"
+          + " for uprobes on kernels with the 2025 uprobe permission fix (and before 5.8), to load"
+          + " BPF programs and attach uprobes";
     }
+    return null;
   }
 }

@@ -24,10 +24,6 @@ public final class BpfLink implements AutoCloseable {
     return object.libbpf().lib.bpf_link__fd(link);
   }
 
-  public boolean isOpen() {
-    return link != null;
-  }
-
   private void ensureOpen() {
     if (link == null) {
       throw new IllegalStateException("link is closed: " + description);

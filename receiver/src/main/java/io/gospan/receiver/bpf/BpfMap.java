@@ -3,6 +3,7 @@ package io.gospan.receiver.bpf;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import jnr.constants.platform.Errno;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 
@@ -23,8 +24,6 @@ public final class BpfMap {
   public static final long BPF_ANY = 0;
   public static final long BPF_NOEXIST = 1;
   public static final long BPF_EXIST = 2;
-
-  private static final int ENOENT = 2;
 
   private final BpfObject object;
   private final Pointer map;
@@ -126,7 +125,7 @@ public final class BpfMap {
     int err = lib().bpf_map__lookup_elem(map, k, key.length, v, size, 0);
     if (err < 0) {
       int errno = object.libbpf().lastErrno();
-      if (errno == ENOENT) {
+      if (errno == Errno.ENOENT.intValue()) {
         return Optional.empty();
       }
       throw BpfException.of("looking up an element of map " + name, errno, null);
@@ -146,7 +145,7 @@ public final class BpfMap {
     int err = lib().bpf_map__delete_elem(map, direct(key), key.length, 0);
     if (err < 0) {
       int errno = object.libbpf().lastErrno();
-      if (errno == ENOENT) {
+      if (errno == Errno.ENOENT.intValue()) {
         return false;
       }
       throw BpfException.of("deleting an element of map " + name, errno, null);

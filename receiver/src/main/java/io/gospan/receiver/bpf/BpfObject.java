@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import jnr.constants.platform.Errno;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 
@@ -158,7 +159,7 @@ public final class BpfObject implements AutoCloseable {
     ensureOpen();
     Pointer m = libbpf.lib.bpf_object__find_map_by_name(obj, mapName);
     if (m == null) {
-      throw new BpfException("BPF object " + name + " has no map '" + mapName + "'", 2);
+      throw new BpfException("BPF object " + name + " has no map '" + mapName + "'", Errno.ENOENT.intValue());
     }
     return new BpfMap(this, m, mapName);
   }
@@ -189,7 +190,7 @@ public final class BpfObject implements AutoCloseable {
     }
     Pointer btf = libbpf.lib.bpf_object__btf(obj);
     if (btf == null) {
-      throw new BpfException("BPF object " + name + " has no BTF: build it with clang -g", 22);
+      throw new BpfException("BPF object " + name + " has no BTF: build it with clang -g", Errno.EINVAL.intValue());
     }
     for (String section : new String[] {".rodata", ".data", ".bss"}) {
       int id = libbpf.lib.btf__find_by_name_kind(btf, section, BTF_KIND_DATASEC);
@@ -215,13 +216,13 @@ public final class BpfObject implements AutoCloseable {
         Pointer size = Memory.allocateDirect(libbpf.runtime, 8, true);
         Pointer data = libbpf.lib.bpf_map__initial_value(map, size);
         if (data == null || size.getLong(0) < varOffset + varSize) {
-          throw new BpfException("cannot reach the " + section + " data of " + name, 22);
+          throw new BpfException("cannot reach the " + section + " data of " + name, Errno.EINVAL.intValue());
         }
         data.put(varOffset, value, 0, value.length);
         return;
       }
     }
-    throw new BpfException("BPF object " + name + " has no global variable '" + variable + "'", 2);
+    throw new BpfException("BPF object " + name + " has no global variable '" + variable + "'", Errno.ENOENT.intValue());
   }
 
   /** The libbpf-internal map holding a data section ({@code <obj>.rodata} etc.). */
@@ -233,7 +234,7 @@ public final class BpfObject implements AutoCloseable {
         return m;
       }
     }
-    throw new BpfException("BPF object " + name + " has no " + section + " map", 2);
+    throw new BpfException("BPF object " + name + " has no " + section + " map", Errno.ENOENT.intValue());
   }
 
   /** Names of the object's programs, in ELF order. */

@@ -3,6 +3,7 @@ package io.gospan.receiver.bpf;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import jnr.constants.platform.Errno;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 
@@ -99,7 +100,7 @@ public final class BpfProgram {
             + " of " + binary + (pid == ALL_PIDS ? " (all processes)" : " (pid " + pid + ")");
     String action = "attaching uprobe " + name + " to " + target;
     if (!Files.isRegularFile(binary)) {
-      throw new BpfException(action + " failed: " + binary + " does not exist or is not a file", 2);
+      throw new BpfException(action + " failed: " + binary + " does not exist or is not a file", Errno.ENOENT.intValue());
     }
     Libbpf libbpf = object.libbpf();
     Pointer opts = Memory.allocateDirect(libbpf.runtime, UPROBE_OPTS_SIZE, true);
@@ -117,7 +118,7 @@ public final class BpfProgram {
           libbpf.lib.bpf_program__attach_uprobe_opts(prog, pid, binary.toString(), offset, opts);
       if (link == null) {
         int errno = libbpf.lastErrno();
-        if (functionName != null && errno == 2) {
+        if (functionName != null && errno == Errno.ENOENT.intValue()) {
           action += " (no ELF symbol of that name: is the binary stripped, or the name misspelt?)";
         }
         throw BpfException.of(action, errno, log.text());

@@ -2,6 +2,7 @@ package io.gospan.receiver.bpf;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import jnr.constants.platform.Errno;
 import jnr.ffi.Pointer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,7 +54,7 @@ public final class RingBuffer implements AutoCloseable {
    */
   public static RingBuffer open(BpfMap map, RecordHandler handler) {
     if (map.type() != BpfMap.BPF_MAP_TYPE_RINGBUF) {
-      throw new BpfException("map " + map.name() + " is not a ring buffer (type " + map.type() + ")", 22);
+      throw new BpfException("map " + map.name() + " is not a ring buffer (type " + map.type() + ")", Errno.EINVAL.intValue());
     }
     return new RingBuffer(map, handler);
   }

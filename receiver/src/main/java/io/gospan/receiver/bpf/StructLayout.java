@@ -115,10 +115,6 @@ public final class StructLayout {
       return scalar(field, 8);
     }
 
-    public Builder s64(String field) {
-      return scalar(field, 8);
-    }
-
     /** A byte or char array ({@code __u8 x[n]}, {@code char x[n]}), alignment 1. */
     public Builder bytes(String field, int length) {
       return add(new Field(field, offset, length, null, length), 1);

@@ -60,10 +60,8 @@ public final class Sidecar implements AutoCloseable {
     // The tracer exists before the first event can arrive: probes attach only once it scans.
     this.probes =
         GrpcProbes.open(
-            options.headerNames(),
-            options.ringBufferBytes(),
-            events,
-            this::undiscovered);
+            GrpcProbes.Options.of(options.headerNames(), options.ringBufferBytes(), events)
+                .withNewProcesses(this::undiscovered));
     this.tracer =
         new Tracer(
             options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs()), listener,

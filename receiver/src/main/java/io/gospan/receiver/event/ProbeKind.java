@@ -1,6 +1,21 @@
 package io.gospan.receiver.event;
 
-/** The probe whose hit produced a {@link HeaderEvent}. See DESIGN.md, "Probe points". */
+/**
+ * What a {@link HeaderEvent} records: which headers of which side, as the probe that produced it
+ * sees them. Each BPF probe that sends records names its kind in C ({@code GOSPAN_EVENT} in
+ * bpf/transport.bpf.h, bpf/serve_http.bpf.h); two probes may send one kind (the same function
+ * in two HTTP/2 server copies: the decoder tells which probe sent a record).
+ *
+ * <p>A unary call on grpc-go's own transport produces, on the client, {@link
+ * #LOOPY_WRITER_WRITE_HEADER} (request headers, the span's start) and {@link
+ * #HTTP2_CLIENT_OPERATE_HEADERS} twice (response headers, then trailers with END_STREAM: its
+ * end); on the server, {@link #HTTP2_SERVER_OPERATE_HEADERS} (request headers: the start) and
+ * {@link #LOOPY_WRITER_WRITE_HEADER} twice (response headers, then trailers with END_STREAM: the
+ * end). Response headers before the trailers are dropped in BPF unless extra header names are
+ * captured. A server on the ServeHTTP path produces {@link #HTTP2_SERVER_PROCESS_HEADERS} and
+ * {@link #HTTP2_SERVER_WRITE_RES_HEADERS} instead (grpc-go internal/transport/http2_client.go,
+ * http2_server.go, controlbuf.go, handler_server.go).
+ */
 public enum ProbeKind {
   /** {@code (*loopyWriter).writeHeader}: client request headers; server response headers and trailers. */
   LOOPY_WRITER_WRITE_HEADER,

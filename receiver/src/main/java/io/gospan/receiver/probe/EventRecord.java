@@ -11,9 +11,9 @@ import java.nio.ByteBuffer;
  * @param tid thread id
  * @param connId the {@code net.Conn} data pointer within pid, 0 unknown
  * @param streamId HTTP/2 stream id (unsigned 32-bit, as long)
- * @param probe {@code enum gospan_probe}
- * @param side 0 client, 1 server, 255 unknown
- * @param flags {@code enum header_event_flags}
+ * @param probe {@code enum gospan_probe} ({@link GrpcProbe#ofId})
+ * @param side {@code enum gospan_side} ({@link GrpcConstants#SIDE_CLIENT}, ...)
+ * @param flags {@code enum header_event_flags} ({@link GrpcConstants#EVENT_END_STREAM}, ...)
  * @param fieldCount header fields that follow
  * @param fd socket fd in pid, -1 unknown
  * @param exe the task's executable (device + inode)
@@ -30,22 +30,6 @@ public record EventRecord(
     int fieldCount,
     int fd,
     ExeKey exe) {
-
-  public static final int PROBE_LOOPY_WRITER_WRITE_HEADER = 0;
-  public static final int PROBE_HTTP2_CLIENT_OPERATE_HEADERS = 1;
-  public static final int PROBE_HTTP2_SERVER_OPERATE_HEADERS = 2;
-  public static final int PROBE_XNET_PROCESS_HEADERS = 4;
-  public static final int PROBE_XNET_WRITE_RES_HEADERS = 5;
-  public static final int PROBE_NETHTTP_PROCESS_HEADERS = 8;
-  public static final int PROBE_NETHTTP_WRITE_RES_HEADERS = 9;
-
-  public static final int SIDE_CLIENT = 0;
-  public static final int SIDE_SERVER = 1;
-
-  public static final int FLAG_END_STREAM = 1;
-  public static final int FLAG_CONN_UNKNOWN = 1 << 1;
-  public static final int FLAG_FIELDS_TRUNCATED = 1 << 2;
-  public static final int FLAG_READ_FAILED = 1 << 3;
 
   private static final int TS = GrpcLayouts.HEADER_EVENT.offset("ts_ns");
   private static final int PID = GrpcLayouts.HEADER_EVENT.offset("pid");
@@ -89,6 +73,6 @@ public record EventRecord(
   }
 
   public boolean endStream() {
-    return (flags & FLAG_END_STREAM) != 0;
+    return (flags & GrpcConstants.EVENT_END_STREAM) != 0;
   }
 }

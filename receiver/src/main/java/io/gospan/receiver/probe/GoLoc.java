@@ -12,9 +12,9 @@ import java.nio.ByteBuffer;
  * @param spOffset bytes above SP at entry (SP points at the return address), for {@link #STACK}
  */
 public record GoLoc(int kind, int dwarfReg, int spOffset) {
-  public static final int NONE = 0;
-  public static final int REGISTER = 1;
-  public static final int STACK = 2;
+  public static final int NONE = GrpcConstants.GO_LOC_NONE;
+  public static final int REGISTER = GrpcConstants.GO_LOC_REGISTER;
+  public static final int STACK = GrpcConstants.GO_LOC_STACK;
 
   /** Not resolved: a probe needing it is not attached. */
   public static final GoLoc UNRESOLVED = new GoLoc(NONE, 0, 0);

@@ -1,5 +1,6 @@
 package io.gospan.receiver.probe;
 
+import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.bpf.BpfLink;
 import io.gospan.receiver.bpf.BpfMap;
 import io.gospan.receiver.bpf.BpfObject;
@@ -7,6 +8,7 @@ import io.gospan.receiver.bpf.BpfProgram;
 import io.gospan.receiver.bpf.RingBuffer;
 import io.gospan.receiver.bpf.StructLayout;
 import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeKind;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.io.IOException;
@@ -50,26 +52,69 @@ public final class GrpcProbes implements AutoCloseable {
      * A process of binary {@code exe} received a gRPC request through HTTP/2 server copy
      * {@code server}; called on the polling thread for every such request: return quickly.
      */
-    void grpcServed(ExeKey exe, io.gospan.offsets.resolve.Probe.HttpServer server, int pid);
+    void grpcServed(ExeKey exe, Probe.HttpServer server, int pid);
   }
 
-  private static final int RECORD_PROBE = GrpcLayouts.HEADER_EVENT.offset("probe");
-
-  private GrpcProbes(
-      BpfObject object,
-      HeaderNames names,
+  /**
+   * How to load the probes (as cilium/ebpf's {@code UprobeOptions}: one value, defaults for what
+   * is not set).
+   *
+   * @param object the object's file name under {@link BpfObject#RESOURCE_DIR}: {@link #OBJECT}, or
+   *     another build of grpc.bpf.c (a benchmark's baseline, {@code test/grpc_compat.bpf.o})
+   * @param headerNames the header names to capture
+   * @param ringBufferBytes size of the events ring buffer, bytes: a power of 2, multiple of the
+   *     page size
+   * @param sink receives every decoded event, on the polling thread
+   * @param newProcesses told the executable of each pid the first time one of its events arrives
+   *     (on the polling thread, before the event)
+   * @param rawTap handed each raw record before it is decoded (tests); null: none
+   */
+  public record Options(
+      String object,
+      HeaderNames headerNames,
+      int ringBufferBytes,
       Consumer<HeaderEvent> sink,
       HeaderEventDecoder.NewProcessListener newProcesses,
       RingBuffer.RecordHandler rawTap) {
+
+    public Options {
+      java.util.Objects.requireNonNull(object, "object");
+      java.util.Objects.requireNonNull(headerNames, "headerNames");
+      java.util.Objects.requireNonNull(sink, "sink");
+      java.util.Objects.requireNonNull(newProcesses, "newProcesses");
+    }
+
+    /** grpc.bpf.o, no new-process listener, no raw tap. */
+    public static Options of(HeaderNames headerNames, int ringBufferBytes, Consumer<HeaderEvent> sink) {
+      return new Options(OBJECT, headerNames, ringBufferBytes, sink, (pid, exe) -> { }, null);
+    }
+
+    public Options withObject(String object) {
+      return new Options(object, headerNames, ringBufferBytes, sink, newProcesses, rawTap);
+    }
+
+    public Options withNewProcesses(HeaderEventDecoder.NewProcessListener newProcesses) {
+      return new Options(object, headerNames, ringBufferBytes, sink, newProcesses, rawTap);
+    }
+
+    public Options withRawTap(RingBuffer.RecordHandler rawTap) {
+      return new Options(object, headerNames, ringBufferBytes, sink, newProcesses, rawTap);
+    }
+  }
+
+  private GrpcProbes(BpfObject object, Options options) {
     this.object = object;
     this.binaries = object.map("binaries");
     this.slotByExe = object.map("slot_by_exe");
     this.counters = object.map("probe_counters");
-    this.decoder = new HeaderEventDecoder(names, newProcesses);
+    HeaderNames names = options.headerNames();
+    this.decoder = new HeaderEventDecoder(names, options.newProcesses());
     BpfMap nameMap = object.map("header_names");
     for (int id = 0; id < names.names().size(); id++) {
       nameMap.update(HeaderNames.key(names.name(id)), new byte[] {(byte) id}, BpfMap.BPF_ANY);
     }
+    RingBuffer.RecordHandler rawTap = options.rawTap();
+    Consumer<HeaderEvent> sink = options.sink();
     this.ringBuffer =
         RingBuffer.open(
             object.map("events"),
@@ -77,12 +122,12 @@ public final class GrpcProbes implements AutoCloseable {
               if (rawTap != null) {
                 rawTap.onRecord(record.duplicate());
               }
-              HeaderEvent e = decoder.decode(record);
-              if (e != null) {
-                if (e.probe() == io.gospan.receiver.event.ProbeKind.HTTP2_SERVER_PROCESS_HEADERS) {
-                  notifyServeHttp(record, e);
+              HeaderEventDecoder.Decoded d = decoder.decodeRecord(record);
+              if (d != null) {
+                if (d.probe().eventKind() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS) {
+                  notifyServeHttp(d);
                 }
-                sink.accept(e);
+                sink.accept(d.event());
               }
             });
   }
@@ -90,51 +135,12 @@ public final class GrpcProbes implements AutoCloseable {
   /**
    * Loads the probes.
    *
-   * @param names the header names to capture
-   * @param ringBufferBytes size of the events ring buffer: a power of 2, multiple of the page size
-   * @param sink receives every decoded event, on the polling thread
    * @throws io.gospan.receiver.bpf.BpfException when loading fails (privileges, verifier)
    */
-  public static GrpcProbes open(HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink) {
-    return open(names, ringBufferBytes, sink, (pid, exe) -> { }, null);
-  }
-
-  /**
-   * As {@link #open(HeaderNames, int, Consumer)}; {@code newProcesses} is told the executable of
-   * each pid the first time one of its events arrives (on the polling thread, before the event).
-   */
-  public static GrpcProbes open(
-      HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink, HeaderEventDecoder.NewProcessListener newProcesses) {
-    return open(names, ringBufferBytes, sink, newProcesses, null);
-  }
-
-  /** As {@link #open(HeaderNames, int, Consumer)}, also handing each raw record to {@code rawTap} (tests). */
-  static GrpcProbes open(
-      HeaderNames names,
-      int ringBufferBytes,
-      Consumer<HeaderEvent> sink,
-      HeaderEventDecoder.NewProcessListener newProcesses,
-      RingBuffer.RecordHandler rawTap) {
-    return open(OBJECT, names, ringBufferBytes, sink, newProcesses, rawTap);
-  }
-
-  /**
-   * As {@link #open(HeaderNames, int, Consumer)}, from another build of grpc.bpf.c under {@link
-   * BpfObject#RESOURCE_DIR} (a benchmark's baseline, e.g. an earlier commit's).
-   */
-  public static GrpcProbes open(String object, HeaderNames names, int ringBufferBytes, Consumer<HeaderEvent> sink) {
-    return open(object, names, ringBufferBytes, sink, (pid, exe) -> { }, null);
-  }
-
-  /** As above, from another build of grpc.bpf.c under {@link BpfObject#RESOURCE_DIR} (tests). */
-  static GrpcProbes open(
-      String object,
-      HeaderNames names,
-      int ringBufferBytes,
-      Consumer<HeaderEvent> sink,
-      HeaderEventDecoder.NewProcessListener newProcesses,
-      RingBuffer.RecordHandler rawTap) {
-    BpfObject obj = BpfObject.openResource(object);
+  public static GrpcProbes open(Options options) {
+    HeaderNames names = options.headerNames();
+    int ringBufferBytes = options.ringBufferBytes();
+    BpfObject obj = BpfObject.openResource(options.object());
     try {
       obj.map("events").setMaxEntries(ringBufferBytes);
       obj.setGlobal(
@@ -154,7 +160,7 @@ public final class GrpcProbes implements AutoCloseable {
       // An HTTP/2 server's requests are recorded only when their content-type is gRPC's.
       obj.setGlobal("content_type_id", new byte[] {(byte) names.names().indexOf("content-type")});
       obj.load();
-      return new GrpcProbes(obj, names, sink, newProcesses, rawTap);
+      return new GrpcProbes(obj, options);
     } catch (RuntimeException e) {
       obj.close();
       throw e;
@@ -182,16 +188,11 @@ public final class GrpcProbes implements AutoCloseable {
     this.serveHttp = listener;
   }
 
-  private void notifyServeHttp(ByteBuffer record, HeaderEvent e) {
+  private void notifyServeHttp(HeaderEventDecoder.Decoded d) {
     ServeHttpListener l = serveHttp;
-    if (l == null || !e.grpcContentType()) {
-      return;
+    if (l != null && d.event().grpcContentType()) {
+      l.grpcServed(d.exe(), d.probe().probe().server(), d.event().pid());
     }
-    int raw = Byte.toUnsignedInt(record.get(RECORD_PROBE));
-    io.gospan.offsets.resolve.Probe.HttpServer server = raw == EventRecord.PROBE_NETHTTP_PROCESS_HEADERS
-        ? io.gospan.offsets.resolve.Probe.HttpServer.NETHTTP
-        : io.gospan.offsets.resolve.Probe.HttpServer.XNET;
-    l.grpcServed(EventRecord.decode(record).exe(), server, e.pid());
   }
 
   /**
@@ -307,7 +308,7 @@ public final class GrpcProbes implements AutoCloseable {
         // read up to 32 bytes of the function's first instructions
       }
     } catch (IOException e) {
-      throw new io.gospan.receiver.bpf.BpfException("reading the code at 0x" + Long.toHexString(entryFileOffset) + " of " + binary + " failed: " + e, 5);
+      throw new io.gospan.receiver.bpf.BpfException("reading the code at 0x" + Long.toHexString(entryFileOffset) + " of " + binary + " failed: " + e, jnr.constants.platform.Errno.EIO.intValue());
     }
     byte[] bytes = new byte[code.position()];
     code.flip().get(bytes);
@@ -337,9 +338,9 @@ public final class GrpcProbes implements AutoCloseable {
   public Map<GrpcProbe, ProbeCounters> counters() {
     Map<GrpcProbe, ProbeCounters> out = new EnumMap<>(GrpcProbe.class);
     for (GrpcProbe p : GrpcProbe.values()) {
-      long[] c = new long[ProbeCounters.COUNT];
+      long[] c = new long[GrpcConstants.COUNTER_COUNT];
       for (int i = 0; i < c.length; i++) {
-        byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(p.id() * ProbeCounters.COUNT + i).array();
+        byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(p.id() * GrpcConstants.COUNTER_COUNT + i).array();
         ByteBuffer v = ByteBuffer.wrap(counters.lookup(key).orElseThrow()).order(ByteOrder.LITTLE_ENDIAN);
         while (v.remaining() >= 8) {
           c[i] += v.getLong();

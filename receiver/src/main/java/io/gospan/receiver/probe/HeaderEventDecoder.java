@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Turns {@code struct header_event} ring buffer records into {@link HeaderEvent}s. A record that
- * cannot be a valid event (short, unknown probe or side, field id not given out) is counted and
- * dropped, never thrown.
+ * cannot be a valid event (short, unknown probe or a probe that sends no records of its own,
+ * unknown side, field id not given out) is counted and dropped, never thrown.
  */
 public final class HeaderEventDecoder {
 
@@ -59,18 +59,39 @@ public final class HeaderEventDecoder {
   }
 
   /**
+   * A decoded record: the event, and what user space needs beyond it.
+   *
+   * @param probe the probe that sent the record (its {@link GrpcProbe#eventKind()} is the event's
+   *     kind; {@link GrpcProbe#probe()} tells the HTTP/2 server copy of a ServeHTTP-path record)
+   * @param exe the sending task's executable
+   * @param event the event
+   */
+  public record Decoded(GrpcProbe probe, ExeKey exe, HeaderEvent event) {}
+
+  /**
    * Decodes one record (little-endian, position 0).
    *
    * @return the event, or {@code null} when the record is malformed (counted)
    */
   public HeaderEvent decode(ByteBuffer b) {
+    Decoded d = decodeRecord(b);
+    return d == null ? null : d.event();
+  }
+
+  /**
+   * Decodes one record (little-endian, position 0), with the probe that sent it.
+   *
+   * @return the record, or {@code null} when it is malformed (counted)
+   */
+  public Decoded decodeRecord(ByteBuffer b) {
     if (b.remaining() < EventRecord.FIXED_SIZE) {
       malformed.increment();
       return null;
     }
     EventRecord r = EventRecord.decode(b);
-    ProbeKind probe = probe(r.probe());
-    Side side = r.side() == EventRecord.SIDE_CLIENT ? Side.CLIENT : r.side() == EventRecord.SIDE_SERVER ? Side.SERVER : null;
+    GrpcProbe sender = GrpcProbe.ofId(r.probe());
+    ProbeKind probe = sender == null ? null : sender.eventKind();
+    Side side = r.side() == GrpcConstants.SIDE_CLIENT ? Side.CLIENT : r.side() == GrpcConstants.SIDE_SERVER ? Side.SERVER : null;
     if (probe == null || side == null || r.fieldCount() > GrpcLayouts.MAX_FIELDS
         || b.remaining() < EventRecord.FIXED_SIZE + r.fieldCount() * GrpcLayouts.HEADER_FIELD.size()) {
       malformed.increment();
@@ -88,12 +109,12 @@ public final class HeaderEventDecoder {
         malformed.increment();
         return null;
       }
-      boolean truncated = (b.get(at + E.fieldFlags) & 1) != 0;
+      boolean truncated = (b.get(at + E.fieldFlags) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
       byte[] value = new byte[len];
       b.get(at + E.value, value, 0, len);
       fields.add(new HeaderField(name, new String(value, StandardCharsets.UTF_8), truncated));
     }
-    return new HeaderEvent(
+    return new Decoded(sender, r.exe(), new HeaderEvent(
         r.pid(),
         r.tid(),
         r.tsNs(),
@@ -105,31 +126,14 @@ public final class HeaderEventDecoder {
         (int) r.streamId(),
         r.endStream(),
         fields,
-        (r.flags() & EventRecord.FLAG_FIELDS_TRUNCATED) != 0);
-  }
-
-  private static ProbeKind probe(int p) {
-    switch (p) {
-      case EventRecord.PROBE_LOOPY_WRITER_WRITE_HEADER:
-        return ProbeKind.LOOPY_WRITER_WRITE_HEADER;
-      case EventRecord.PROBE_HTTP2_CLIENT_OPERATE_HEADERS:
-        return ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS;
-      case EventRecord.PROBE_HTTP2_SERVER_OPERATE_HEADERS:
-        return ProbeKind.HTTP2_SERVER_OPERATE_HEADERS;
-      case EventRecord.PROBE_XNET_PROCESS_HEADERS, EventRecord.PROBE_NETHTTP_PROCESS_HEADERS:
-        return ProbeKind.HTTP2_SERVER_PROCESS_HEADERS;
-      case EventRecord.PROBE_XNET_WRITE_RES_HEADERS, EventRecord.PROBE_NETHTTP_WRITE_RES_HEADERS:
-        return ProbeKind.HTTP2_SERVER_WRITE_RES_HEADERS;
-      default:
-        return null;
-    }
+        (r.flags() & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0));
   }
 
   /** The 4-tuple the BPF program read from the kernel socket, or null when it could not. */
   static SocketPair sockets(ByteBuffer b) {
     int family = Short.toUnsignedInt(b.getShort(E.family));
     int addrLen = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
-    if (addrLen == 0 || (b.get(E.flags) & EventRecord.FLAG_CONN_UNKNOWN) != 0) {
+    if (addrLen == 0 || (b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
       return null;
     }
     byte[] local = new byte[addrLen];

@@ -28,14 +28,6 @@ public final class ProbeOffsets {
 
   /** The BPF probe of a resolved probe point. */
   public static GrpcProbe probe(Probe p) {
-    return GrpcProbe.valueOf(p.name());
-  }
-
-  static {
-    for (Probe p : Probe.values()) {
-      if (GrpcProbe.valueOf(p.name()).probe() != p) {
-        throw new AssertionError("GrpcProbe " + p + " names another probe point");
-      }
-    }
+    return GrpcProbe.of(p);
   }
 }

@@ -90,8 +90,9 @@ public final class ProbeCostBenchmark {
               }
             } else if (mode == Mode.GOSPAN || mode == Mode.BASELINE) {
               probes = mode == Mode.GOSPAN
-                  ? GrpcProbes.open(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet())
-                  : GrpcProbes.open(BASELINE, HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet());
+                  ? GrpcProbes.open(GrpcProbes.Options.of(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet()))
+                  : GrpcProbes.open(
+                      GrpcProbes.Options.of(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet()).withObject(BASELINE));
               for (Path b : truth.keySet()) {
                 probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b), readOnlyData(b));
                 for (GrpcProbe p : TRANSPORT) {

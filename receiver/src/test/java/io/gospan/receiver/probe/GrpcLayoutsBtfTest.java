@@ -16,9 +16,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every Java layout of the C/Java contract equals what the compiler laid out: each member's
- * offset and size is read from the BTF of the built {@code grpc.bpf.o} (via {@code bpftool btf
- * dump -j}), recursively through nested structs.
+ * The generated Java side of the C contract (bpf/gen) agrees with the built {@code grpc.bpf.o}:
+ * every layout equals what the compiler laid out (each member's offset and size read from the
+ * object's BTF via {@code bpftool btf dump -j}, recursively through nested structs), every probe
+ * has its program in the object, and the offsets module's facts ({@code ProbeField}) are the
+ * leaves of {@code struct go_offsets}, each of the kind its member holds.
  */
 class GrpcLayoutsBtfTest {
 
@@ -52,6 +54,55 @@ class GrpcLayoutsBtfTest {
     for (StructLayout layout : GrpcLayouts.all()) {
       check(layout);
     }
+  }
+
+  @Test
+  void everyProbeIsAProgramOfTheObjectAndEveryRecordKindHasAProbe() {
+    java.util.Set<String> programs = new java.util.HashSet<>();
+    for (JsonNode t : TYPES.values()) {
+      if ("FUNC".equals(t.path("kind").asText())) {
+        programs.add(t.path("name").asText());
+      }
+    }
+    for (GrpcProbe p : GrpcProbe.values()) {
+      assertThat(programs).as("program of %s", p).contains(p.program());
+      assertThat(GrpcProbe.ofId(p.id())).isSameAs(p);
+      assertThat(p.probe().id()).isEqualTo(p.id());
+    }
+    java.util.Set<io.gospan.receiver.event.ProbeKind> kinds = java.util.EnumSet.noneOf(io.gospan.receiver.event.ProbeKind.class);
+    for (GrpcProbe p : GrpcProbe.values()) {
+      if (p.eventKind() != null) {
+        kinds.add(p.eventKind());
+      }
+    }
+    assertThat(kinds).as("record kinds some probe sends").containsExactlyInAnyOrder(io.gospan.receiver.event.ProbeKind.values());
+  }
+
+  @Test
+  void everyProbeFieldIsALeafOfGoOffsetsAndEveryLeafAProbeField() {
+    java.util.Map<String, Boolean> leaves = new java.util.LinkedHashMap<>(); // name -> is a struct go_loc
+    for (StructLayout.Field f : GrpcLayouts.GO_OFFSETS.fields()) {
+      if (f.name().startsWith("_")) {
+        continue;
+      }
+      if (f.struct() != null && f.struct() != GrpcLayouts.GO_LOC) {
+        for (StructLayout.Field g : f.struct().fields()) {
+          if (!g.name().startsWith("_")) {
+            leaves.put(f.name() + "_" + g.name(), g.struct() == GrpcLayouts.GO_LOC);
+          }
+        }
+      } else {
+        leaves.put(f.name(), f.struct() == GrpcLayouts.GO_LOC);
+      }
+    }
+    java.util.Map<String, Boolean> fields = new java.util.LinkedHashMap<>();
+    for (io.gospan.offsets.resolve.ProbeField f : io.gospan.offsets.resolve.ProbeField.values()) {
+      fields.put(f.cName(), f.kind() == io.gospan.offsets.resolve.ProbeField.Kind.ARGUMENT);
+    }
+    assertThat(fields).containsExactlyEntriesOf(leaves);
+    // and the value user space writes has every one of them
+    byte[] bytes = new GoOffsets().toBytes();
+    assertThat(bytes).hasSize(GrpcLayouts.GO_OFFSETS.size());
   }
 
   private static void check(StructLayout layout) {

@@ -23,7 +23,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The three grpc-go probes on the example server and client, real BPF: the event sequence of
- * every RPC shape (DESIGN.md, "Probe points"), header values, connection identity and socket
+ * every RPC shape (a stream's start is the client's writeHeader and the server's operateHeaders,
+ * its end the END_STREAM trailers of the server's writeHeader and the client's operateHeaders:
+ * see {@link io.gospan.receiver.event.ProbeKind}), header values, connection identity and socket
  * 4-tuples, TLS, both Go ABIs, many concurrent streams, and that credentials never leave the
  * kernel.
  */

@@ -21,9 +21,9 @@ class HeaderEventDecoderTest {
     b.putLong(GrpcLayouts.HEADER_EVENT.offset("ts_ns"), 1_000);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("pid"), 42);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("stream_id"), 3);
-    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) EventRecord.PROBE_HTTP2_SERVER_OPERATE_HEADERS);
-    b.put(GrpcLayouts.HEADER_EVENT.offset("side"), (byte) EventRecord.SIDE_SERVER);
-    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) EventRecord.FLAG_CONN_UNKNOWN);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS.id());
+    b.put(GrpcLayouts.HEADER_EVENT.offset("side"), (byte) GrpcConstants.SIDE_SERVER);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) GrpcConstants.EVENT_CONN_UNKNOWN);
     b.put(GrpcLayouts.HEADER_EVENT.offset("field_count"), (byte) fieldCount);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("fd"), -1);
     for (int i = 0; i < nameValues.length / 2; i++) {
@@ -55,6 +55,30 @@ class HeaderEventDecoderTest {
   void aRecordShorterThanItsFieldCountSaysIsMalformed() {
     assertThat(decoder.decode(record(3, EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size(), ":path", "/a.B/C"))).isNull();
     assertThat(decoder.decode(record(0, EventRecord.FIXED_SIZE - 1))).isNull();
+    assertThat(decoder.malformed()).isEqualTo(2);
+  }
+
+  @Test
+  void eachServerCopysProbeDecodesToItsKindAndSaysWhichCopySentIt() {
+    for (GrpcProbe p : java.util.List.of(GrpcProbe.XNET_PROCESS_HEADERS, GrpcProbe.NETHTTP_PROCESS_HEADERS)) {
+      ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
+      b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) p.id());
+      b.putLong(GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino"), 77);
+      HeaderEventDecoder.Decoded d = decoder.decodeRecord(b);
+      assertThat(d.probe()).isSameAs(p);
+      assertThat(d.event().probe()).isEqualTo(ProbeKind.HTTP2_SERVER_PROCESS_HEADERS);
+      assertThat(d.exe().ino()).isEqualTo(77);
+    }
+    assertThat(GrpcProbe.NETHTTP_PROCESS_HEADERS.probe().server()).isNotEqualTo(GrpcProbe.XNET_PROCESS_HEADERS.probe().server());
+  }
+
+  @Test
+  void aRecordOfAProbeThatSendsNoneOfItsOwnOrOfNoProbeIsMalformed() {
+    ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.XNET_HPACK_WRITE_FIELD.id());
+    assertThat(decoder.decode(b)).isNull();
+    b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.values().length);
+    assertThat(decoder.decode(b)).isNull();
     assertThat(decoder.malformed()).isEqualTo(2);
   }
 }

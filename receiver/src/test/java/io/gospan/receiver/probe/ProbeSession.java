@@ -43,16 +43,14 @@ final class ProbeSession implements AutoCloseable {
   ProbeSession(String object, HeaderNames names) {
     probes =
         GrpcProbes.open(
-            object,
-            names,
-            1 << 24,
-            events::add,
-            (pid, exe) -> { },
-            r -> {
-              byte[] b = new byte[r.remaining()];
-              r.get(b);
-              raw.add(b);
-            });
+            GrpcProbes.Options.of(names, 1 << 24, events::add)
+                .withObject(object)
+                .withRawTap(
+                    r -> {
+                      byte[] b = new byte[r.remaining()];
+                      r.get(b);
+                      raw.add(b);
+                    }));
     attacher = new ProbeAttacher(probes, ProcFs.system());
     // on the polling thread, i.e. the test's thread, the attacher's only one
     probes.onServeHttpGrpc(attacher::serveHttpInUse);

@@ -93,8 +93,8 @@ class WriteHeaderProbeIT {
         // Client side: one request-headers write per call; each client is a new connection,
         // so stream ids are 1, 3, 5, 7, 9 for the first client and 1 for the second.
         assertThat(fromClients).allSatisfy(r -> {
-          assertThat(r.probe()).isEqualTo(EventRecord.PROBE_LOOPY_WRITER_WRITE_HEADER);
-          assertThat(r.side()).isEqualTo(EventRecord.SIDE_CLIENT);
+          assertThat(r.probe()).isEqualTo(GrpcProbe.LOOPY_WRITER_WRITE_HEADER.id());
+          assertThat(r.side()).isEqualTo(GrpcConstants.SIDE_CLIENT);
           assertThat(r.endStream()).isFalse();
         });
         assertThat(fromClients).extracting(EventRecord::streamId).containsExactly(1L, 3L, 5L, 7L, 9L, 1L);
@@ -102,7 +102,7 @@ class WriteHeaderProbeIT {
 
         // Server side: headers (endStream false) then trailers (endStream true) per OK call;
         // trailers-only (endStream true) for the NOT_FOUND call.
-        assertThat(fromServer).allSatisfy(r -> assertThat(r.side()).isEqualTo(EventRecord.SIDE_SERVER));
+        assertThat(fromServer).allSatisfy(r -> assertThat(r.side()).isEqualTo(GrpcConstants.SIDE_SERVER));
         assertThat(fromServer)
             .extracting(r -> r.streamId() + (r.endStream() ? "/end" : "/headers"))
             .containsExactly(
@@ -113,20 +113,20 @@ class WriteHeaderProbeIT {
       }
 
       // Counters: every hit sent an event; none was lost, none lacked offsets.
-      long[] c = counters(obj.map("probe_counters"), EventRecord.PROBE_LOOPY_WRITER_WRITE_HEADER);
-      assertThat(c[0]).as("hits").isEqualTo(17);
-      assertThat(c[1]).as("events sent").isEqualTo(17);
-      assertThat(c[2]).as("ring buffer full").isZero();
-      assertThat(c[3]).as("read failed").isZero();
-      assertThat(c[4]).as("no offsets").isZero();
+      long[] c = counters(obj.map("probe_counters"), GrpcProbe.LOOPY_WRITER_WRITE_HEADER.id());
+      assertThat(c[GrpcConstants.COUNTER_HITS]).as("hits").isEqualTo(17);
+      assertThat(c[GrpcConstants.COUNTER_EVENTS_SENT]).as("events sent").isEqualTo(17);
+      assertThat(c[GrpcConstants.COUNTER_RING_BUFFER_FULL]).as("ring buffer full").isZero();
+      assertThat(c[GrpcConstants.COUNTER_READ_FAILED]).as("read failed").isZero();
+      assertThat(c[GrpcConstants.COUNTER_NO_OFFSETS]).as("no offsets").isZero();
     }
   }
 
-  /** The 7 per-probe counters, summed over CPUs. */
+  /** The per-probe counters ({@code enum gospan_counter}), summed over CPUs. */
   static long[] counters(BpfMap map, int probe) {
-    long[] out = new long[7];
+    long[] out = new long[GrpcConstants.COUNTER_COUNT];
     for (int i = 0; i < out.length; i++) {
-      byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(probe * 7 + i).array();
+      byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(probe * GrpcConstants.COUNTER_COUNT + i).array();
       ByteBuffer v = ByteBuffer.wrap(map.lookup(key).orElseThrow()).order(ByteOrder.LITTLE_ENDIAN);
       while (v.remaining() >= 8) {
         out[i] += v.getLong();

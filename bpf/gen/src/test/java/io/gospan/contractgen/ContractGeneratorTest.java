@@ -1,0 +1,121 @@
+package io.gospan.contractgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The generator on small BPF objects compiled here (clang -target bpf -g, read back with
+ * bpftool, as the build does): what it derives from the tags, and that it refuses tags and enums
+ * that disagree.
+ */
+class ContractGeneratorTest {
+
+  @TempDir Path dir;
+
+  private static final String PRELUDE =
+      """
+      typedef unsigned char __u8;
+      typedef int __s32;
+      typedef unsigned long long __u64;
+      #define SEC(n) __attribute__((section(n), used))
+      #define GOSPAN_TAG(t) __attribute__((btf_decl_tag(t)))
+      #define GOSPAN_PROBE(id, function) GOSPAN_TAG("gospan:probe=" #id) GOSPAN_TAG("gospan:function=" function)
+      #define GOSPAN_SERVER(copy) GOSPAN_TAG("gospan:server=" #copy)
+      #define GOSPAN_EVENT(kind) GOSPAN_TAG("gospan:event=" #kind)
+      #define GOSPAN_LAZY GOSPAN_TAG("gospan:lazy")
+      #define GO_ARG(probe, param, word) GOSPAN_TAG("gospan:arg=" #probe " " param " " #word)
+      #define GO_MEMBER(path) GOSPAN_TAG("gospan:member=" path)
+      #define GO_NEEDS(...) GOSPAN_TAG("gospan:needs=" #__VA_ARGS__)
+      #define GO_COPY(name, http2, hpack, embed) GOSPAN_TAG("gospan:copy=" #name ";" http2 ";" hpack ";" embed)
+      char LICENSE[] SEC("license") = "GPL";
+      struct go_loc { __u8 kind; __u8 dwarf_reg; __u8 _pad[2]; __s32 sp_offset; };
+      """;
+
+  private static final String TWO_PROBES =
+      PRELUDE
+          + """
+          enum gospan_probe { PROBE_A = 0, PROBE_B_X = 1, PROBE_COUNT = 2 };
+          struct copy_offsets { struct go_loc a_x GO_ARG(PROBE_COPY_X, "x", 1); __s32 m GO_MEMBER("{http2}T f") GO_NEEDS(PROBE_COPY_X); };
+          struct go_offsets {
+            struct go_loc a_x GO_ARG(PROBE_A, "x", 0);
+            __s32 t_f GO_MEMBER("pkg.T f pkg.U g") GO_NEEDS(PROBE_A, PROBE_B_X);
+            __s32 opt GO_MEMBER("pkg.T h");
+            struct copy_offsets b GO_COPY(B, "x.y/http2.", "", "");
+          };
+          struct gospan_contract { struct go_offsets o; enum gospan_probe p; };
+          struct gospan_contract *unused_contract __attribute__((unused));
+          SEC("uprobe") GOSPAN_PROBE(PROBE_A, "pkg.(*T).a") GOSPAN_EVENT(KIND_A) int uprobe_a(void *ctx) { return 0; }
+          SEC("uprobe") GOSPAN_PROBE(PROBE_B_X, "pkg.(*T).b") GOSPAN_SERVER(srv) GOSPAN_LAZY int uprobe_b(void *ctx) { return 0; }
+          """;
+
+  private Btf compile(String c) throws Exception {
+    Path src = dir.resolve("t.c");
+    Path obj = dir.resolve("t.o");
+    Files.writeString(src, c, StandardCharsets.UTF_8);
+    Process p = new ProcessBuilder("clang", "-O2", "-g", "-target", "bpf", "-c", src.toString(), "-o", obj.toString())
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as("clang: " + out).isZero();
+    return Btf.read(obj, ContractGenerator.defaultBpftool());
+  }
+
+  @Test
+  void derivesProbesAndFieldsFromTheTags() throws Exception {
+    Btf btf = compile(TWO_PROBES);
+    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    assertThat(probes).containsExactly(
+        new ContractGenerator.ProbeSpec("A", 0, "uprobe_a", "pkg.(*T).a", null, "KIND_A", false),
+        new ContractGenerator.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", "srv", null, true));
+    assertThat(ContractGenerator.fields(btf, probes)).containsExactly(
+        new ContractGenerator.FieldSpec("A_X", "a_x", "arg", List.of("x"), 0, List.of("A"), true, null),
+        new ContractGenerator.FieldSpec("T_F", "t_f", "member", List.of("pkg.T", "f", "pkg.U", "g"), 0, List.of("A", "B_X"), true, null),
+        new ContractGenerator.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), true, null),
+        new ContractGenerator.FieldSpec("B_A_X", "b.a_x", "arg", List.of("x"), 1, List.of("B_X"), true, "B"),
+        new ContractGenerator.FieldSpec("B_M", "b.m", "member", List.of("x.y/http2.T", "f"), 0, List.of("B_X"), true, "B"));
+    String probeEnum = ContractGenerator.probeEnum(probes);
+    assertThat(probeEnum).contains("A(0, \"uprobe_a\", \"pkg.(*T).a\", null, false)")
+        .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true)");
+    assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("A(Probe.A, ProbeKind.KIND_A)").contains("B_X(Probe.B_X, null)");
+  }
+
+  @Test
+  void refusesAnIdWithoutAProgram() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("GOSPAN_PROBE(PROBE_B_X, \"pkg.(*T).b\") GOSPAN_SERVER(srv) GOSPAN_LAZY", ""));
+    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("PROBE_B_X has no program");
+  }
+
+  @Test
+  void refusesTwoProgramsForOneId() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("GOSPAN_PROBE(PROBE_B_X, \"pkg.(*T).b\")", "GOSPAN_PROBE(PROBE_A, \"pkg.(*T).b\")"));
+    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("PROBE_A is the probe of two programs");
+  }
+
+  @Test
+  void refusesATagNamingNoProbe() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("GO_NEEDS(PROBE_A, PROBE_B_X)", "GO_NEEDS(PROBE_A, PROBE_C)"));
+    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    assertThatThrownBy(() -> ContractGenerator.fields(btf, probes)).hasMessageContaining("PROBE_C is not a probe");
+  }
+
+  @Test
+  void refusesIdsThatAreNotACountFromZero() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("PROBE_COUNT = 2", "PROBE_COUNT = 3"));
+    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("not 0..PROBE_COUNT-1");
+  }
+
+  @Test
+  void refusesAMemberWithoutItsGoFact() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("__s32 opt GO_MEMBER(\"pkg.T h\");", "__s32 opt;"));
+    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    assertThatThrownBy(() -> ContractGenerator.fields(btf, probes)).hasMessageContaining("go_offsets.opt: needs exactly one of");
+  }
+}
