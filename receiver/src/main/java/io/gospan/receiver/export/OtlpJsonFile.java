@@ -12,9 +12,9 @@ import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
-import java.io.BufferedWriter;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.Writer;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,13 +41,14 @@ import java.util.logging.Logger;
  */
 final class OtlpJsonFile extends Handler {
   private final Logger logger; // strong reference: java.util.logging holds loggers weakly
-  private final Writer out;
-  private final String prefix;
+  private final OutputStream out;
+  private final byte[] prefix;
+  private static final byte[] SUFFIX = "]}\n".getBytes(StandardCharsets.US_ASCII);
 
-  private OtlpJsonFile(Logger logger, Writer out, String wrapperField) {
+  private OtlpJsonFile(Logger logger, OutputStream out, String wrapperField) {
     this.logger = logger;
     this.out = out;
-    this.prefix = "{\"" + wrapperField + "\":[";
+    this.prefix = ("{\"" + wrapperField + "\":[").getBytes(StandardCharsets.US_ASCII);
   }
 
   /** Spans to {@code file} (appended; parent directories created). */
@@ -116,14 +117,13 @@ final class OtlpJsonFile extends Handler {
   }
 
   private static OtlpJsonFile open(Class<?> exporter, Path file, String key, String wrapperField) {
-    Writer w;
+    OutputStream w;
     try {
       if (file.getParent() != null) {
         Files.createDirectories(file.getParent());
       }
-      w = new BufferedWriter(
-          Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND),
-          1 << 16);
+      w = new BufferedOutputStream(
+          Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND), 1 << 16);
     } catch (IOException e) {
       throw new ConfigException(key + ": cannot open '" + file + "' for writing: " + e.getMessage(), e);
     }
@@ -166,8 +166,8 @@ final class OtlpJsonFile extends Handler {
     }
     try {
       out.write(prefix);
-      out.write(record.getMessage());
-      out.write("]}\n");
+      out.write(record.getMessage().getBytes(StandardCharsets.UTF_8));
+      out.write(SUFFIX);
     } catch (IOException e) {
       failed = true;
     }
