@@ -146,10 +146,11 @@ public final class Exporters {
     return null;
   }
 
-  /** Maximum time one export may take including retries; the batcher waits this long for a result. */
+  /** Maximum time one span export may take including retries; the span processor waits this long for a result. */
   static long worstCaseExportMillis(OtlpConfig o, RetryConfig r) {
     long attempts = r.maxAttempts();
-    return attempts * o.timeout().toMillis() + (attempts - 1) * r.maxBackoff().toMillis() + 1000;
+    long timeout = o.forSignal(OtlpSignal.TRACES).timeout().toMillis();
+    return attempts * timeout + (attempts - 1) * r.maxBackoff().toMillis() + 1000;
   }
 
   private static RetryPolicy retry(RetryConfig r) {

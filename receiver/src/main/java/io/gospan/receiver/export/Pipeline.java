@@ -171,7 +171,9 @@ public final class Pipeline implements AutoCloseable {
     log.info(
         "pipeline ready: exporter={} endpoint={} semconv={} metrics={}",
         config.exporter().type().configName(),
-        config.exporter().type() == ExporterType.OTLP ? config.exporter().otlp().endpoint() : "-",
+        config.exporter().type() == ExporterType.OTLP
+            ? config.exporter().otlp().forSignal(io.gospan.receiver.config.OtlpSignal.TRACES).endpoint()
+            : "-",
         config.semconv().rpc().configName(),
         metricExporter != null);
   }
