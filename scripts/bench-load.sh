@@ -2,10 +2,11 @@
 # Load benchmark: the example server under fixed workloads without and with gospan attached,
 # alternating, several rounds; prints calls/s, p50/p99, target CPU per call, and the
 # sidecar's CPU, RSS and event loss. Usage: scripts/bench-load.sh [rounds]   (root)
+# GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples/build.sh >/dev/null
 mvn -B -q -ntp -DskipTests package
 mvn -B -q -ntp -pl receiver dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
 cp=$(cat receiver/target/test-classpath.txt)
-exec java -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"
+exec java ${GOSPAN_BENCH_JARS:+-Dgospan.bench.jars=$GOSPAN_BENCH_JARS} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"

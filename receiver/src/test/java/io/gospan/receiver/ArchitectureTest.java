@@ -67,7 +67,9 @@ class ArchitectureTest {
           "io.gospan.receiver.export.Pipeline -> event",
           "io.gospan.receiver.export.Exporters -> config",
           "io.gospan.receiver.export.GrpcChannels -> config",
-          "io.gospan.receiver.export.BoundedSpanBatcher -> metrics",
+          "io.gospan.receiver.export.RedAppendingMetricExporter -> metrics",
+          "io.gospan.receiver.export.OtlpJsonFile -> config",
+          "io.gospan.receiver.metrics.TelemetryServer -> config",
           // To be removed when probe wraps libbpf's link and error types (GrpcProbes.attach returns
           // a BpfLink and throws BpfException; watchExecs throws BpfException).
           "io.gospan.receiver.discovery.ProbeAttacher -> bpf",

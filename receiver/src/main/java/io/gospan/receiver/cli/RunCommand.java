@@ -50,7 +50,13 @@ public final class RunCommand implements Callable<Integer> {
       System.err.println("gospan: configuration: " + e.getMessage());
       return ExitCodes.USAGE;
     }
-    Pipeline pipeline = Pipeline.create(cfg);
+    Pipeline pipeline;
+    try {
+      pipeline = Pipeline.create(cfg);
+    } catch (ConfigException e) { // e.g. telemetry.http.address already in use
+      System.err.println("gospan: configuration: " + e.getMessage());
+      return ExitCodes.USAGE;
+    }
     Sidecar.Options d = Sidecar.Options.defaults();
     Sidecar sidecar;
     try {

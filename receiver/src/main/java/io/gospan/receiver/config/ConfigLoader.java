@@ -47,10 +47,15 @@ import java.util.regex.PatternSyntaxException;
  * <ul>
  *   <li>{@code OTEL_EXPORTER_OTLP_ENDPOINT} → {@code exporter.otlp.endpoint}
  *   <li>{@code OTEL_EXPORTER_OTLP_PROTOCOL} ({@code grpc}, {@code http/protobuf}) → {@code exporter.otlp.protocol}
- *   <li>{@code OTEL_EXPORTER_OTLP_HEADERS} ({@code k=v,k2=v2}, values percent-decoded) → merged over {@code exporter.otlp.headers}
+ *   <li>{@code OTEL_EXPORTER_OTLP_HEADERS} ({@code k=v,k2=v2}, keys and values percent-decoded) → merged over {@code exporter.otlp.headers}
  *   <li>{@code OTEL_EXPORTER_OTLP_TIMEOUT} (milliseconds) → {@code exporter.otlp.timeout}
  *   <li>{@code OTEL_EXPORTER_OTLP_COMPRESSION} ({@code gzip}, {@code none}) → {@code exporter.otlp.compression}
- *   <li>{@code OTEL_RESOURCE_ATTRIBUTES} ({@code k=v,…}) → merged over {@code resource.attributes}
+ *   <li>{@code OTEL_EXPORTER_OTLP_CERTIFICATE}, {@code _CLIENT_CERTIFICATE}, {@code _CLIENT_KEY} (PEM files) →
+ *       {@code exporter.otlp.tls.ca_file}, {@code .cert_file}, {@code .key_file}
+ *   <li>the same per signal, {@code OTEL_EXPORTER_OTLP_TRACES_*} and {@code OTEL_EXPORTER_OTLP_METRICS_*} →
+ *       {@code exporter.otlp.traces.*} and {@code exporter.otlp.metrics.*}, which win for their signal; a
+ *       per-signal endpoint is used as it is (no {@code /v1/traces} appended), as the specification says
+ *   <li>{@code OTEL_RESOURCE_ATTRIBUTES} ({@code k=v,…}, percent-decoded) → merged over {@code resource.attributes}
  *   <li>{@code OTEL_SEMCONV_STABILITY_OPT_IN} containing {@code rpc/dup} → {@code semconv.rpc: dup};
  *       containing {@code rpc} → {@code semconv.rpc: stable}
  * </ul>
@@ -125,6 +130,10 @@ public final class ConfigLoader {
       validate(config);
     } catch (KeyProblem p) {
       String env1 = envSources.get(p.key);
+      if (env1 == null) { // e.g. exporter.otlp.tls, set by OTEL_EXPORTER_OTLP_CERTIFICATE (exporter.otlp.tls.ca_file)
+        env1 = envSources.entrySet().stream().filter(e -> e.getKey().startsWith(p.key + "."))
+            .map(Map.Entry::getValue).sorted().findFirst().orElse(null);
+      }
       String where = env1 != null ? env1 + " (" + p.key + ")" : p.key;
       throw new ConfigException(source + ": " + where + ": " + p.getMessage());
     }
@@ -133,29 +142,43 @@ public final class ConfigLoader {
 
   // ---------------------------------------------------------------- environment
 
+  /**
+   * The OTLP exporter variables of the OpenTelemetry specification ("OpenTelemetry Protocol
+   * Exporter", configuration options), read as the Java SDK's autoconfigure reads them: the shared
+   * {@code OTEL_EXPORTER_OTLP_*} and, per signal, {@code OTEL_EXPORTER_OTLP_TRACES_*} / {@code
+   * _METRICS_*}, which win for their signal. Suffix → key under {@code exporter.otlp} (shared) or
+   * {@code exporter.otlp.traces} / {@code .metrics}.
+   */
+  private static final List<String[]> OTLP_VARIABLES =
+      List.of(
+          new String[] {"ENDPOINT", "endpoint"},
+          new String[] {"PROTOCOL", "protocol"},
+          new String[] {"COMPRESSION", "compression"},
+          new String[] {"TIMEOUT", "timeout"},
+          new String[] {"HEADERS", "headers"},
+          new String[] {"CERTIFICATE", "tls.ca_file"},
+          new String[] {"CLIENT_CERTIFICATE", "tls.cert_file"},
+          new String[] {"CLIENT_KEY", "tls.key_file"});
+
   private static void applyEnvironment(ObjectNode root, Map<String, String> env, Map<String, String> sources) {
-    setIfPresent(root, env, sources, "OTEL_EXPORTER_OTLP_ENDPOINT", "exporter.otlp.endpoint", v -> v);
-    setIfPresent(root, env, sources, "OTEL_EXPORTER_OTLP_PROTOCOL", "exporter.otlp.protocol", v -> v);
-    setIfPresent(root, env, sources, "OTEL_EXPORTER_OTLP_COMPRESSION", "exporter.otlp.compression", v -> v);
-    setIfPresent(
-        root,
-        env,
-        sources,
-        "OTEL_EXPORTER_OTLP_TIMEOUT",
-        "exporter.otlp.timeout",
-        v -> {
-          try {
-            long ms = Long.parseLong(v.trim());
-            return ms + "ms";
-          } catch (NumberFormatException e) {
-            throw new ConfigException("OTEL_EXPORTER_OTLP_TIMEOUT: '" + v + "' is not a number of milliseconds");
+    for (String signal : new String[] {"", "TRACES_", "METRICS_"}) {
+      String base = "exporter.otlp" + (signal.isEmpty() ? "" : "." + signal.substring(0, signal.length() - 1).toLowerCase(Locale.ROOT));
+      for (String[] v : OTLP_VARIABLES) {
+        String var = "OTEL_EXPORTER_OTLP_" + signal + v[0];
+        String key = base + "." + v[1];
+        switch (v[0]) {
+          case "TIMEOUT" -> setIfPresent(root, env, sources, var, key, t -> otlpTimeout(var, t));
+          case "HEADERS" -> {
+            String headers = env.get(var);
+            if (headers != null && !headers.isBlank()) {
+              ObjectNode h = objectAt(root, key);
+              parseKeyValueList(var, headers).forEach(h::put);
+              sources.put(key, var);
+            }
           }
-        });
-    String headers = env.get("OTEL_EXPORTER_OTLP_HEADERS");
-    if (headers != null && !headers.isBlank()) {
-      ObjectNode h = objectAt(root, "exporter.otlp.headers");
-      parseKeyValueList("OTEL_EXPORTER_OTLP_HEADERS", headers).forEach(h::put);
-      sources.put("exporter.otlp.headers", "OTEL_EXPORTER_OTLP_HEADERS");
+          default -> setIfPresent(root, env, sources, var, key, x -> x);
+        }
+      }
     }
     String attrs = env.get("OTEL_RESOURCE_ATTRIBUTES");
     if (attrs != null && !attrs.isBlank()) {
@@ -210,7 +233,23 @@ public final class ConfigLoader {
     return node;
   }
 
-  /** Parses the W3C-baggage-like {@code k=v,k2=v2} lists of the OTEL_* variables; values are percent-decoded. */
+  /** An {@code OTEL_EXPORTER_OTLP_*TIMEOUT}: milliseconds, as the specification says; becomes a YAML duration. */
+  private static String otlpTimeout(String var, String v) {
+    String t = v.trim();
+    if (!t.matches("\\d{1,12}")) {
+      throw new ConfigException(var + ": '" + printable(v) + "' is not a number of milliseconds");
+    }
+    return t + "ms";
+  }
+
+  /**
+   * Parses the W3C-baggage-like {@code k=v,k2=v2} lists of the OTEL_* variables, as the SDK
+   * autoconfigure's {@code ConfigProperties.getMap} does (split on {@code ,}, then on the first
+   * {@code =}, both sides trimmed, neither empty); keys and values are percent-decoded.
+   *
+   * @throws ConfigException naming {@code var}: an item without {@code key=value}, bad
+   *     percent-encoding
+   */
   static Map<String, String> parseKeyValueList(String var, String text) {
     Map<String, String> out = new LinkedHashMap<>();
     for (String item : text.split(",")) {
@@ -218,19 +257,36 @@ public final class ConfigLoader {
         continue;
       }
       int eq = item.indexOf('=');
-      if (eq <= 0) {
-        throw new ConfigException(var + ": '" + item.trim() + "' is not key=value");
+      if (eq <= 0 || item.substring(0, eq).isBlank()) {
+        throw new ConfigException(var + ": '" + printable(item.trim()) + "' is not key=value");
       }
-      String k = item.substring(0, eq).trim();
-      String v = item.substring(eq + 1).trim();
-      try {
-        v = URLDecoder.decode(v.replace("+", "%2B"), StandardCharsets.UTF_8);
-      } catch (IllegalArgumentException e) {
-        throw new ConfigException(var + ": bad percent-encoding in the value of '" + k + "'");
-      }
+      String k = percentDecode(var, "key", item.substring(0, eq).trim());
+      String v = percentDecode(var, "value of '" + printable(k) + "'", item.substring(eq + 1).trim());
       out.put(k, v);
     }
     return out;
+  }
+
+  private static String percentDecode(String var, String what, String s) {
+    try {
+      return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(var + ": bad percent-encoding in the " + what + " '" + printable(s) + "'");
+    }
+  }
+
+  /** {@code s} with control characters shown as {@code \\uXXXX}, at most 80 characters: safe in a one-line message. */
+  static String printable(String s) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < s.length() && b.length() < 80; i++) {
+      char c = s.charAt(i);
+      if (Character.isISOControl(c)) {
+        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
   }
 
   // ---------------------------------------------------------------- binding errors
@@ -410,42 +466,63 @@ public final class ConfigLoader {
     }
   }
 
+  private static final Pattern HTTP_HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
+
+  /** Each signal's resolved OTLP settings ({@link OtlpConfig#forSignal}), errors named by the key that set them. */
   private static void validateOtlp(OtlpConfig o) {
-    String key = "exporter.otlp.endpoint";
-    URI uri;
-    try {
-      uri = new URI(o.endpoint());
-    } catch (URISyntaxException e) {
-      throw new KeyProblem(key, "'" + o.endpoint() + "' is not a URL: " + e.getReason());
-    }
-    check(
-        "http".equals(uri.getScheme()) || "https".equals(uri.getScheme()),
-        key,
-        "'" + o.endpoint() + "' must start with http:// (plaintext) or https:// (TLS)");
-    check(uri.getHost() != null && !uri.getHost().isEmpty(), key, "'" + o.endpoint() + "' has no host");
-    check(uri.getPort() == -1 || (uri.getPort() > 0 && uri.getPort() <= 65535), key, "bad port");
-    check(uri.getQuery() == null && uri.getFragment() == null, key, "must not have a query or fragment");
-    if (o.protocol() == OtlpProtocol.GRPC) {
+    validateHeaders("exporter.otlp.headers", o.headers());
+    for (OtlpSignal signal : OtlpSignal.values()) {
+      GospanConfig.OtlpSignalOverrides over = signal == OtlpSignal.TRACES ? o.traces() : o.metrics();
+      String own = "exporter.otlp." + signal.configName();
+      validateHeaders(own + ".headers", over.headers());
+      GospanConfig.OtlpSignalConfig s = o.forSignal(signal);
+      boolean ownEndpoint = over.endpoint() != null && !over.endpoint().isBlank();
+      String key = ownEndpoint ? own + ".endpoint" : "exporter.otlp.endpoint";
+      URI uri;
+      try {
+        uri = new URI(s.endpoint());
+      } catch (URISyntaxException e) {
+        throw new KeyProblem(key, "'" + printable(s.endpoint()) + "' is not a URL: " + e.getReason());
+      }
       check(
-          uri.getPath() == null || uri.getPath().isEmpty() || "/".equals(uri.getPath()),
+          "http".equals(uri.getScheme()) || "https".equals(uri.getScheme()),
           key,
-          "an OTLP/gRPC endpoint has no path (was '" + uri.getPath() + "')");
+          "'" + s.endpoint() + "' must start with http:// (plaintext) or https:// (TLS)");
+      check(uri.getHost() != null && !uri.getHost().isEmpty(), key, "'" + s.endpoint() + "' has no host");
+      check(uri.getPort() == -1 || (uri.getPort() > 0 && uri.getPort() <= 65535), key, "bad port");
+      check(uri.getQuery() == null && uri.getFragment() == null, key, "must not have a query or fragment");
+      if (s.protocol() == OtlpProtocol.GRPC) {
+        check(
+            uri.getPath() == null || uri.getPath().isEmpty() || "/".equals(uri.getPath()),
+            key,
+            "an OTLP/gRPC endpoint has no path (was '" + uri.getPath() + "')");
+      }
+      check(isPositive(s.timeout()), over.timeout() != null ? own + ".timeout" : "exporter.otlp.timeout", "must be greater than zero");
+      var tls = s.tls();
+      String tlsKey = over.tls() != null ? own + ".tls" : "exporter.otlp.tls";
+      boolean https = "https".equals(uri.getScheme());
+      checkFile(tlsKey + ".ca_file", tls.caFile());
+      checkFile(tlsKey + ".cert_file", tls.certFile());
+      checkFile(tlsKey + ".key_file", tls.keyFile());
+      check(
+          (tls.certFile() == null) == (tls.keyFile() == null),
+          tls.certFile() != null ? tlsKey + ".cert_file" : tlsKey + ".key_file", // the one that is set
+          "cert_file and key_file go together (client certificate for mutual TLS)");
+      check(
+          https || (tls.caFile() == null && tls.certFile() == null),
+          tlsKey,
+          "TLS files are set but the endpoint " + s.endpoint() + " is plaintext http://; use https://");
     }
-    check(isPositive(o.timeout()), "exporter.otlp.timeout", "must be greater than zero");
-    o.headers().forEach((k, v) -> check(!k.isBlank(), "exporter.otlp.headers", "empty header name"));
-    var tls = o.tls();
-    boolean https = "https".equals(uri.getScheme());
-    checkFile("exporter.otlp.tls.ca_file", tls.caFile());
-    checkFile("exporter.otlp.tls.cert_file", tls.certFile());
-    checkFile("exporter.otlp.tls.key_file", tls.keyFile());
-    check(
-        (tls.certFile() == null) == (tls.keyFile() == null),
-        tls.certFile() == null ? "exporter.otlp.tls.cert_file" : "exporter.otlp.tls.key_file",
-        "cert_file and key_file go together (client certificate for mutual TLS)");
-    check(
-        https || (tls.caFile() == null && tls.certFile() == null),
-        "exporter.otlp.tls",
-        "TLS files are set but the endpoint is plaintext http://; use https://");
+  }
+
+  /** Header names are HTTP tokens (RFC 9110 section 5.6.2); values have no control characters (no CR, LF). */
+  private static void validateHeaders(String key, Map<String, String> headers) {
+    headers.forEach((k, v) -> {
+      check(!k.isBlank(), key, "empty header name");
+      check(HTTP_HEADER_NAME.matcher(k).matches(), key, "'" + printable(k) + "' is not a header name");
+      check(v.chars().noneMatch(c -> c < 0x20 && c != '\t' || c == 0x7f), key,
+          "the value of '" + k + "' has a control character (e.g. a line break)");
+    });
   }
 
   private static void checkFile(String key, String file) {

@@ -124,7 +124,7 @@ public record GospanConfig(
     public ExporterConfig {
       console = console != null ? console : Boolean.FALSE;
       type = type != null ? type : ExporterType.OTLP;
-      otlp = otlp != null ? otlp : new OtlpConfig(null, null, null, null, null, null);
+      otlp = otlp != null ? otlp : new OtlpConfig(null, null, null, null, null, null, null, null);
       file = file != null ? file : new FileConfig(null, null);
       batch = batch != null ? batch : new BatchConfig(null, null, null);
       retry = retry != null ? retry : new RetryConfig(null, null, null);
@@ -132,7 +132,9 @@ public record GospanConfig(
   }
 
   /**
-   * OTLP exporter settings.
+   * OTLP exporter settings, shared by spans and metrics; {@code traces} and {@code metrics} override
+   * any of them for one signal (the {@code OTEL_EXPORTER_OTLP_TRACES_*} / {@code _METRICS_*}
+   * variables land there). {@link #forSignal} gives the settings one exporter uses.
    *
    * @param endpoint {@code http://} (plaintext) or {@code https://} (TLS) URL; for http/protobuf a base
    *     URL to which {@code /v1/traces} and {@code /v1/metrics} are appended. {@code null} = the
@@ -144,18 +146,93 @@ public record GospanConfig(
       Map<String, String> headers,
       Compression compression,
       Duration timeout,
-      TlsConfig tls) {
+      TlsConfig tls,
+      OtlpSignalOverrides traces,
+      OtlpSignalOverrides metrics) {
     public OtlpConfig {
       protocol = protocol != null ? protocol : OtlpProtocol.GRPC;
       if (endpoint == null || endpoint.isBlank()) {
-        endpoint = protocol == OtlpProtocol.GRPC ? "http://localhost:4317" : "http://localhost:4318";
+        endpoint = defaultEndpoint(protocol);
       }
       headers = headers != null ? Map.copyOf(headers) : Map.of();
       compression = compression != null ? compression : Compression.NONE;
       timeout = timeout != null ? timeout : Duration.ofSeconds(10);
       tls = tls != null ? tls : new TlsConfig(null, null, null);
+      traces = traces != null ? traces : OtlpSignalOverrides.NONE;
+      metrics = metrics != null ? metrics : OtlpSignalOverrides.NONE;
+    }
+
+    static String defaultEndpoint(OtlpProtocol protocol) {
+      return protocol == OtlpProtocol.GRPC ? "http://localhost:4317" : "http://localhost:4318";
+    }
+
+    /**
+     * The settings of {@code signal}'s exporter: its overrides over the shared ones (headers merged,
+     * the signal's win; TLS files each on its own). The endpoint, as the OTLP exporter spec says: a
+     * per-signal endpoint is used as it is; the shared one is, for http/protobuf, a base URL to which
+     * the signal's path ({@code /v1/traces}, {@code /v1/metrics}) is appended; when only the signal's
+     * protocol differs from the shared one and no endpoint is set, that protocol's default.
+     */
+    public OtlpSignalConfig forSignal(OtlpSignal signal) {
+      OtlpSignalOverrides o = signal == OtlpSignal.TRACES ? traces : metrics;
+      OtlpProtocol p = o.protocol() != null ? o.protocol() : protocol;
+      String url;
+      if (o.endpoint() != null && !o.endpoint().isBlank()) {
+        url = o.endpoint();
+      } else {
+        String base = p != protocol && endpoint.equals(defaultEndpoint(protocol)) ? defaultEndpoint(p) : endpoint;
+        url = p == OtlpProtocol.GRPC ? base : appendPath(base, signal.httpPath());
+      }
+      Map<String, String> h = new java.util.LinkedHashMap<>(headers);
+      h.putAll(o.headers());
+      TlsConfig t = o.tls() == null ? tls : new TlsConfig(
+          o.tls().caFile() != null ? o.tls().caFile() : tls.caFile(),
+          o.tls().certFile() != null ? o.tls().certFile() : tls.certFile(),
+          o.tls().keyFile() != null ? o.tls().keyFile() : tls.keyFile());
+      return new OtlpSignalConfig(
+          signal,
+          p,
+          url,
+          Map.copyOf(h),
+          o.compression() != null ? o.compression() : compression,
+          o.timeout() != null ? o.timeout() : timeout,
+          t);
+    }
+
+    private static String appendPath(String base, String signalPath) {
+      String b = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+      return b.endsWith(signalPath) ? b : b + signalPath;
     }
   }
+
+  /** Per-signal OTLP settings ({@code exporter.otlp.traces}, {@code exporter.otlp.metrics}); {@code null} = the shared one. */
+  public record OtlpSignalOverrides(
+      OtlpProtocol protocol,
+      String endpoint,
+      Map<String, String> headers,
+      Compression compression,
+      Duration timeout,
+      TlsConfig tls) {
+    static final OtlpSignalOverrides NONE = new OtlpSignalOverrides(null, null, null, null, null, null);
+
+    public OtlpSignalOverrides {
+      headers = headers != null ? Map.copyOf(headers) : Map.of();
+    }
+  }
+
+  /**
+   * What one OTLP exporter uses ({@link OtlpConfig#forSignal}).
+   *
+   * @param endpoint the full URL the exporter sends to (for http/protobuf, with the signal's path)
+   */
+  public record OtlpSignalConfig(
+      OtlpSignal signal,
+      OtlpProtocol protocol,
+      String endpoint,
+      Map<String, String> headers,
+      Compression compression,
+      Duration timeout,
+      TlsConfig tls) {}
 
   /** PEM files for TLS: a CA bundle to trust, and a client certificate + key for mutual TLS. */
   public record TlsConfig(String caFile, String certFile, String keyFile) {}

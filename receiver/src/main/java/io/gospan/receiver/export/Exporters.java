@@ -5,10 +5,11 @@ import io.gospan.receiver.config.ConfigException;
 import io.gospan.receiver.config.ExporterType;
 import io.gospan.receiver.config.GospanConfig.ExporterConfig;
 import io.gospan.receiver.config.GospanConfig.OtlpConfig;
+import io.gospan.receiver.config.GospanConfig.OtlpSignalConfig;
 import io.gospan.receiver.config.GospanConfig.RetryConfig;
 import io.gospan.receiver.config.OtlpProtocol;
-import io.opentelemetry.exporter.logging.otlp.internal.metrics.OtlpStdoutMetricExporter;
-import io.opentelemetry.exporter.logging.otlp.internal.traces.OtlpStdoutSpanExporter;
+import io.gospan.receiver.config.OtlpSignal;
+import io.grpc.ManagedChannel;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporterBuilder;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
@@ -17,28 +18,29 @@ import io.opentelemetry.exporter.otlp.metrics.OtlpGrpcMetricExporter;
 import io.opentelemetry.exporter.otlp.metrics.OtlpGrpcMetricExporterBuilder;
 import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
 import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporterBuilder;
-import io.grpc.ManagedChannel;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.common.export.RetryPolicy;
 import io.opentelemetry.sdk.metrics.InstrumentType;
 import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
 import io.opentelemetry.sdk.metrics.data.MetricData;
-import io.opentelemetry.sdk.trace.data.SpanData;
-import java.util.Collection;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
  * Builds the SDK exporters {@code exporter.*} asks for. OTLP/gRPC goes through grpc-java over Netty
  * (the managed-channel sender, on a channel gospan configures: {@link GrpcChannels}), OTLP/HTTP
- * through the JDK HTTP client; the {@code file} exporter is
- * the SDK's OTLP-JSON exporter writing one {@code {"resourceSpans":[…]}} object per line, the
- * OpenTelemetry Collector file exporter's format.
+ * through the JDK HTTP client; both signals' OTLP exporters are set up by one function, {@link
+ * #configure}, as the SDK autoconfigure's {@code OtlpConfigUtil.configureOtlpExporterBuilder} does.
+ * The {@code file} exporter is the SDK's OTLP-JSON exporter writing one {@code {"resourceSpans":[…]}}
+ * object per line, the OpenTelemetry Collector file exporter's format ({@link OtlpJsonFile}).
  */
 public final class Exporters {
   private Exporters() {}
@@ -58,10 +60,7 @@ public final class Exporters {
     return switch (c.type()) {
       case OTLP -> otlpSpanExporter(c.otlp(), c.retry());
       case CONSOLE -> ConsoleSpanExporter.create(System.out);
-      case FILE -> OtlpStdoutSpanExporter.builder()
-          .setOutput(openAppend("exporter.file.path", c.file().path()))
-          .setWrapperJsonObject(true)
-          .build();
+      case FILE -> OtlpJsonFile.spans(Path.of(c.file().path()), "exporter.file.path");
       case NONE -> SpanExporter.composite();
     };
   }
@@ -72,84 +71,86 @@ public final class Exporters {
       case OTLP -> otlpMetricExporter(c.otlp(), c.retry());
       case FILE -> c.file().metricsPath() == null
           ? null
-          : OtlpStdoutMetricExporter.builder()
-              .setOutput(openAppend("exporter.file.metrics_path", c.file().metricsPath()))
-              .setWrapperJsonObject(true)
-              .build();
+          : OtlpJsonFile.metrics(Path.of(c.file().metricsPath()), "exporter.file.metrics_path");
       case CONSOLE, NONE -> null;
     };
   }
 
   static SpanExporter otlpSpanExporter(OtlpConfig o, RetryConfig r) {
-    if (o.protocol() == OtlpProtocol.GRPC) {
-      ManagedChannel channel = GrpcChannels.create(o);
-      OtlpGrpcSpanExporterBuilder b =
-          OtlpGrpcSpanExporter.builder()
-              .setEndpoint(o.endpoint())
-              .setChannel(channel)
-              .setTimeout(o.timeout())
-              .setCompression(compression(o.compression()))
-              .setRetryPolicy(retry(r));
-      o.headers().forEach(b::addHeader);
+    OtlpSignalConfig s = o.forSignal(OtlpSignal.TRACES);
+    if (s.protocol() == OtlpProtocol.GRPC) {
+      OtlpGrpcSpanExporterBuilder b = OtlpGrpcSpanExporter.builder();
+      ManagedChannel channel = configure(s, r, new Setters(b::setEndpoint, b::addHeader, b::setTimeout,
+          b::setCompression, b::setRetryPolicy, b::setTrustedCertificates, b::setClientTls, b::setChannel));
       return new ChannelOwningSpanExporter(b.build(), channel);
     }
-    OtlpHttpSpanExporterBuilder b =
-        OtlpHttpSpanExporter.builder()
-            .setEndpoint(httpUrl(o.endpoint(), "/v1/traces"))
-            .setTimeout(o.timeout())
-            .setCompression(compression(o.compression()))
-            .setRetryPolicy(retry(r));
-    o.headers().forEach(b::addHeader);
-    if (o.tls().caFile() != null) {
-      b.setTrustedCertificates(read("exporter.otlp.tls.ca_file", o.tls().caFile()));
-    }
-    if (o.tls().certFile() != null) {
-      b.setClientTls(
-          read("exporter.otlp.tls.key_file", o.tls().keyFile()), read("exporter.otlp.tls.cert_file", o.tls().certFile()));
-    }
+    OtlpHttpSpanExporterBuilder b = OtlpHttpSpanExporter.builder();
+    configure(s, r, new Setters(b::setEndpoint, b::addHeader, b::setTimeout,
+        b::setCompression, b::setRetryPolicy, b::setTrustedCertificates, b::setClientTls, null));
     return b.build();
   }
 
   static MetricExporter otlpMetricExporter(OtlpConfig o, RetryConfig r) {
-    if (o.protocol() == OtlpProtocol.GRPC) {
-      ManagedChannel channel = GrpcChannels.create(o);
-      OtlpGrpcMetricExporterBuilder b =
-          OtlpGrpcMetricExporter.builder()
-              .setEndpoint(o.endpoint())
-              .setChannel(channel)
-              .setTimeout(o.timeout())
-              .setCompression(compression(o.compression()))
-              .setRetryPolicy(retry(r));
-      o.headers().forEach(b::addHeader);
+    OtlpSignalConfig s = o.forSignal(OtlpSignal.METRICS);
+    if (s.protocol() == OtlpProtocol.GRPC) {
+      OtlpGrpcMetricExporterBuilder b = OtlpGrpcMetricExporter.builder();
+      ManagedChannel channel = configure(s, r, new Setters(b::setEndpoint, b::addHeader, b::setTimeout,
+          b::setCompression, b::setRetryPolicy, b::setTrustedCertificates, b::setClientTls, b::setChannel));
       return new ChannelOwningMetricExporter(b.build(), channel);
     }
-    OtlpHttpMetricExporterBuilder b =
-        OtlpHttpMetricExporter.builder()
-            .setEndpoint(httpUrl(o.endpoint(), "/v1/metrics"))
-            .setTimeout(o.timeout())
-            .setCompression(compression(o.compression()))
-            .setRetryPolicy(retry(r));
-    o.headers().forEach(b::addHeader);
-    if (o.tls().caFile() != null) {
-      b.setTrustedCertificates(read("exporter.otlp.tls.ca_file", o.tls().caFile()));
-    }
-    if (o.tls().certFile() != null) {
-      b.setClientTls(
-          read("exporter.otlp.tls.key_file", o.tls().keyFile()), read("exporter.otlp.tls.cert_file", o.tls().certFile()));
-    }
+    OtlpHttpMetricExporterBuilder b = OtlpHttpMetricExporter.builder();
+    configure(s, r, new Setters(b::setEndpoint, b::addHeader, b::setTimeout,
+        b::setCompression, b::setRetryPolicy, b::setTrustedCertificates, b::setClientTls, null));
     return b.build();
   }
 
-  /** OTLP/HTTP: the endpoint is a base URL; the signal path is appended (as for OTEL_EXPORTER_OTLP_ENDPOINT). */
-  static String httpUrl(String base, String signalPath) {
-    String b = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
-    return b.endsWith(signalPath) ? b : b + signalPath;
+  /**
+   * The setters every OTLP exporter builder has (span and metric, gRPC and HTTP); {@code channel}
+   * only for gRPC, where TLS goes through the channel gospan builds ({@link GrpcChannels}).
+   */
+  record Setters(
+      Consumer<String> endpoint,
+      BiConsumer<String, String> header,
+      Consumer<Duration> timeout,
+      Consumer<String> compression,
+      Consumer<RetryPolicy> retry,
+      Consumer<byte[]> trustedCertificates,
+      BiConsumer<byte[], byte[]> clientTls,
+      Consumer<ManagedChannel> channel) {}
+
+  /**
+   * Configures one OTLP exporter builder from one signal's settings ({@link OtlpConfig#forSignal}):
+   * endpoint, headers, timeout, compression, retry, TLS. For gRPC, returns the channel it made (the
+   * exporter owns it); else {@code null}.
+   *
+   * @throws ConfigException a TLS file cannot be read or used
+   */
+  static ManagedChannel configure(OtlpSignalConfig s, RetryConfig r, Setters b) {
+    b.endpoint().accept(s.endpoint());
+    s.headers().forEach(b.header());
+    b.timeout().accept(s.timeout());
+    b.compression().accept(s.compression() == Compression.GZIP ? "gzip" : "none");
+    b.retry().accept(retry(r));
+    if (b.channel() != null) {
+      ManagedChannel channel = GrpcChannels.create(s);
+      b.channel().accept(channel);
+      return channel;
+    }
+    if (s.tls().caFile() != null) {
+      b.trustedCertificates().accept(read("exporter.otlp.tls.ca_file", s.tls().caFile()));
+    }
+    if (s.tls().certFile() != null) {
+      b.clientTls().accept(
+          read("exporter.otlp.tls.key_file", s.tls().keyFile()), read("exporter.otlp.tls.cert_file", s.tls().certFile()));
+    }
+    return null;
   }
 
-  /** Maximum time one export may take including retries; the batcher waits this long for a result. */
+  /** Maximum time one span export may take including retries; the span processor waits this long for a result. */
   static long worstCaseExportMillis(OtlpConfig o, RetryConfig r) {
     long attempts = r.maxAttempts();
-    return attempts * o.timeout().toMillis() + (attempts - 1) * r.maxBackoff().toMillis() + 1000;
+    long timeout = o.forSignal(OtlpSignal.TRACES).timeout().toMillis();
+    return attempts * timeout + (attempts - 1) * r.maxBackoff().toMillis() + 1000;
   }
 
   private static RetryPolicy retry(RetryConfig r) {
@@ -164,27 +165,11 @@ public final class Exporters {
         .build();
   }
 
-  private static String compression(Compression c) {
-    return c == Compression.GZIP ? "gzip" : "none";
-  }
-
   private static byte[] read(String key, String file) {
     try {
       return Files.readAllBytes(Path.of(file));
     } catch (IOException e) {
       throw new ConfigException(key + ": cannot read '" + file + "': " + e.getMessage(), e);
-    }
-  }
-
-  private static OutputStream openAppend(String key, String file) {
-    try {
-      Path p = Path.of(file);
-      if (p.getParent() != null) {
-        Files.createDirectories(p.getParent());
-      }
-      return new FileOutputStream(p.toFile(), true);
-    } catch (IOException e) {
-      throw new ConfigException(key + ": cannot open '" + file + "' for writing: " + e.getMessage(), e);
     }
   }
 

@@ -1,7 +1,7 @@
 package io.gospan.receiver.export;
 
 import io.gospan.receiver.config.ConfigException;
-import io.gospan.receiver.config.GospanConfig.OtlpConfig;
+import io.gospan.receiver.config.GospanConfig.OtlpSignalConfig;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 final class GrpcChannels {
   private GrpcChannels() {}
 
-  static ManagedChannel create(OtlpConfig o) {
+  static ManagedChannel create(OtlpSignalConfig o) {
     URI uri = URI.create(o.endpoint());
     boolean tls = "https".equals(uri.getScheme());
     int port = uri.getPort() != -1 ? uri.getPort() : (tls ? 443 : 80);

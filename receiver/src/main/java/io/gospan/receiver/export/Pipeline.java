@@ -19,8 +19,9 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.exporter.prometheus.PrometheusHttpServer;
 import io.opentelemetry.sdk.common.CompletableResultCode;
-import io.opentelemetry.sdk.metrics.InstrumentType;
+import io.opentelemetry.sdk.common.InternalTelemetryVersion;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.SdkMeterProviderBuilder;
 import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
@@ -33,11 +34,12 @@ import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
+import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -54,71 +56,99 @@ import org.slf4j.LoggerFactory;
  * Pipeline pipeline = Pipeline.create(ConfigLoader.load(path));   // starts exporters, /metrics
  * pipeline.registerProcess(new ProcessInfo(pid, exe, "go1.22.3"));  // when a process is attached
  * pipeline.accept(event);                                            // ring-buffer thread, never blocks on export
- * pipeline.telemetry().observeCounter(SelfTelemetry.EVENTS_LOST, "...", r -> ...); // BPF counters
+ * pipeline.meter().counterBuilder("gospan.x").buildWithCallback(...); // BPF counters, at each collection
  * pipeline.processExited(pid);
  * pipeline.close();                                                  // flushes
  * }</pre>
  *
+ * <p>Spans go through the SDK's {@link BatchSpanProcessor} ({@code exporter.batch.*}: bounded queue,
+ * a full queue drops the span, never blocks); its own metrics count them ({@code
+ * otel.sdk.processor.span.processed{error.type}}, {@code otel.sdk.processor.span.queue.size}); it
+ * logs queue-full drops with their count at the next export, and failed exports are logged with
+ * their span count every {@value #DROP_REPORT_SECONDS} s ({@link ExportFailureLog}).
+ *
+ * <p>Metrics: one {@link SdkMeterProvider}, always built, with gospan's meter {@code io.gospan}
+ * ({@link #meter}); its readers are the OTLP periodic reader ({@code metrics.enabled}; RED metrics
+ * are added to what it exports) and the Prometheus reader behind {@code /metrics} ({@code
+ * telemetry.http}). RED metrics carry each traced process's resource, so they go over OTLP only.
+ *
  * <p>Threads: one scheduler (stream timeouts and link waits every 100 ms, clock recalibration every
- * minute), one span export worker, the SDK's periodic metric reader, the telemetry HTTP server.
+ * minute, drop reports), the SDK's span export worker, the SDK's periodic metric reader, the
+ * Prometheus HTTP server.
  */
 public final class Pipeline implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
   static final long EXPIRE_PERIOD_MILLIS = 100;
   static final long RECALIBRATE_PERIOD_SECONDS = 60;
+  static final long DROP_REPORT_SECONDS = 10;
+  /** gospan's instrumentation scope for its own metrics. */
+  public static final String METER_NAME = "io.gospan";
 
   private final GospanConfig config;
-  private final SelfTelemetry telemetry;
+  private final SdkMeterProvider meterProvider;
+  private final Meter meter;
   private final MonotonicClock clock;
   private final ProcessMetadata metadata;
   private final SpanAssembler assembler;
-  private final BoundedSpanBatcher batcher;
+  private final ExportFailureLog exportFailures;
+  private final BatchSpanProcessor spans;
   private final RedMetrics red;
-  private final SdkMeterProvider meterProvider;
-  private final TelemetryServer server;
+  private final InetSocketAddress telemetryAddress;
   private final ScheduledExecutorService scheduler;
   private volatile boolean closed;
 
   private Pipeline(Builder b) {
     this.config = b.config;
-    this.telemetry = new SelfTelemetry();
     this.clock = b.clock != null ? b.clock : MonotonicClock.system();
     this.metadata =
         b.metadata != null ? b.metadata : ProcFsProcessMetadata.create(config.resource().attributes());
-    SpanExporter spanExporter = b.spanExporter != null ? b.spanExporter : Exporters.spanExporter(config.exporter());
-    var batch = config.exporter().batch();
-    this.batcher =
-        new BoundedSpanBatcher(
-            spanExporter,
-            batch.maxQueueSize(),
-            batch.maxExportBatchSize(),
-            batch.scheduleDelay(),
-            Duration.ofMillis(Exporters.worstCaseExportMillis(config.exporter().otlp(), config.exporter().retry())),
-            telemetry);
 
+    SdkMeterProviderBuilder mp = SdkMeterProvider.builder().setResource(ownResource(config));
+    InetSocketAddress address = null;
+    if (b.startTelemetryServer && config.telemetry().http().enabled()) {
+      address = ConfigLoader.parseHostPort("telemetry.http.address", config.telemetry().http().address());
+      PrometheusHttpServer server = TelemetryServer.start("telemetry.http.address", address, this::healthy);
+      mp.registerMetricReader(server);
+      log.info("telemetry endpoint on http://{}:{}/metrics and /healthz", address.getHostString(), address.getPort());
+    }
+    this.telemetryAddress = address;
     MetricExporter metricExporter = null;
     if (config.metrics().enabled()) {
       metricExporter = b.metricExporter != null ? b.metricExporter : Exporters.metricExporter(config.exporter());
     }
     if (metricExporter != null) {
       this.red = new RedMetrics(rpcSemconv(config), metadata::resource);
-      SdkMeterProviderBuilder mp =
-          SdkMeterProvider.builder()
-              .setResource(ownResource(config))
-              .registerMetricReader(
-                  PeriodicMetricReader.builder(metricExporter).setInterval(config.metrics().exportInterval()).build())
-              .registerMetricProducer(red);
-      this.meterProvider = mp.build();
-      telemetry.attach(meterProvider.get("io.gospan"));
+      mp.registerMetricReader(
+          PeriodicMetricReader.builder(new RedAppendingMetricExporter(metricExporter, red))
+              .setInterval(config.metrics().exportInterval())
+              .build());
     } else {
       this.red = null;
-      this.meterProvider = null;
     }
-    telemetry.observeGauge(SelfTelemetry.PROCESSES_TRACED, "Processes traced", r -> r.record(metadata.size()));
+    b.metricReaders.forEach(mp::registerMetricReader);
+    this.meterProvider = mp.build();
+    this.meter = meterProvider.get(METER_NAME);
+    meter.gaugeBuilder(SelfTelemetry.PROCESSES_TRACED).setDescription("Processes traced").ofLongs()
+        .buildWithCallback(m -> m.record(metadata.size()));
+
+    SpanExporter spanExporter = b.spanExporter != null ? b.spanExporter : Exporters.spanExporter(config.exporter());
+    this.exportFailures = new ExportFailureLog(spanExporter);
+    var batch = config.exporter().batch();
+    this.spans =
+        BatchSpanProcessor.builder(exportFailures)
+            .setMaxQueueSize(batch.maxQueueSize())
+            .setMaxExportBatchSize(batch.maxExportBatchSize())
+            .setScheduleDelay(batch.scheduleDelay())
+            .setExporterTimeout(
+                Duration.ofMillis(Exporters.worstCaseExportMillis(config.exporter().otlp(), config.exporter().retry())))
+            .setExportUnsampledSpans(true) // gospan exports every call it saw, whatever the caller's sampled flag
+            .setMeterProvider(meterProvider)
+            .setInternalTelemetryVersion(InternalTelemetryVersion.LATEST)
+            .build();
 
     this.assembler =
         new SpanAssembler(
-            assemblerSettings(config), clock, metadata, assemblyMeter(telemetry), this::onSpan, IdGenerator.random());
+            assemblerSettings(config), clock, metadata, meter, this::onSpan, IdGenerator.random());
 
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
@@ -130,6 +160,7 @@ public final class Pipeline implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(this::expire, EXPIRE_PERIOD_MILLIS, EXPIRE_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(
         this::recalibrate, RECALIBRATE_PERIOD_SECONDS, RECALIBRATE_PERIOD_SECONDS, TimeUnit.SECONDS);
+    scheduler.scheduleWithFixedDelay(exportFailures::report, DROP_REPORT_SECONDS, DROP_REPORT_SECONDS, TimeUnit.SECONDS);
     // Resources of exited, never-registered processes go once no span of theirs can still end.
     java.time.Duration keepDead =
         config.streams().timeout().plus(config.streams().linkWait()).plusSeconds(30);
@@ -141,23 +172,14 @@ public final class Pipeline implements AutoCloseable {
       }
     }, 30, 30, TimeUnit.SECONDS);
 
-    TelemetryServer s = null;
-    if (b.startTelemetryServer && config.telemetry().http().enabled()) {
-      InetSocketAddress addr = ConfigLoader.parseHostPort("telemetry.http.address", config.telemetry().http().address());
-      try {
-        s = TelemetryServer.start(addr, telemetry, this::healthy);
-      } catch (IOException e) {
-        close();
-        throw new UncheckedIOException("telemetry.http.address: cannot listen on " + config.telemetry().http().address(), e);
-      }
-    }
-    this.server = s;
     log.info(
         "pipeline ready: exporter={} endpoint={} semconv={} metrics={}",
         config.exporter().type().configName(),
-        config.exporter().type() == ExporterType.OTLP ? config.exporter().otlp().endpoint() : "-",
+        config.exporter().type() == ExporterType.OTLP
+            ? config.exporter().otlp().forSignal(io.gospan.receiver.config.OtlpSignal.TRACES).endpoint()
+            : "-",
         config.semconv().rpc().configName(),
-        meterProvider != null);
+        metricExporter != null);
   }
 
   /** Builds the pipeline {@code config} describes, with the real clock, {@code /proc} and exporters. */
@@ -177,6 +199,7 @@ public final class Pipeline implements AutoCloseable {
     private MonotonicClock clock;
     private ProcessMetadata metadata;
     private boolean startTelemetryServer = true;
+    private final List<MetricReader> metricReaders = new ArrayList<>();
 
     private Builder(GospanConfig config) {
       this.config = config;
@@ -205,6 +228,12 @@ public final class Pipeline implements AutoCloseable {
     /** Whether to serve {@code telemetry.http} (default: as the config says). */
     public Builder telemetryServer(boolean start) {
       this.startTelemetryServer = start;
+      return this;
+    }
+
+    /** An additional reader on gospan's meter provider (tests: the SDK's {@code InMemoryMetricReader}). */
+    public Builder metricReader(MetricReader reader) {
+      this.metricReaders.add(reader);
       return this;
     }
 
@@ -245,9 +274,12 @@ public final class Pipeline implements AutoCloseable {
     assembler.connectionClosed(pid, connectionId);
   }
 
-  /** Counters, gauges and the registration API for the BPF-side counters. */
-  public SelfTelemetry telemetry() {
-    return telemetry;
+  /**
+   * gospan's meter ({@code io.gospan}) on its SDK meter provider: what is recorded here is read by
+   * {@code /metrics} and, with {@code metrics.enabled}, exported over OTLP. Exists whatever the config.
+   */
+  public Meter meter() {
+    return meter;
   }
 
   public MonotonicClock clock() {
@@ -262,20 +294,21 @@ public final class Pipeline implements AutoCloseable {
     return config;
   }
 
-  /** Where {@code /metrics} is served, or {@code null}. */
+  /** Where {@code /metrics} is served (as configured), or {@code null}. */
   public InetSocketAddress telemetryAddress() {
-    return server != null ? server.address() : null;
+    return telemetryAddress;
   }
 
+  /** Until {@link #close}. */
   public boolean healthy() {
-    return !closed && batcher.isAlive();
+    return !closed;
   }
 
   /** Exports what is queued now (spans, then metrics); for tests and orderly shutdown. */
   public CompletableResultCode flush() {
-    CompletableResultCode spans = batcher.flush();
-    CompletableResultCode metrics = meterProvider != null ? meterProvider.forceFlush() : CompletableResultCode.ofSuccess();
-    return CompletableResultCode.ofAll(List.of(spans, metrics));
+    CompletableResultCode s = spans.forceFlush();
+    CompletableResultCode metrics = meterProvider.forceFlush();
+    return CompletableResultCode.ofAll(List.of(s, metrics));
   }
 
   /** Ends in-flight streams as incomplete ({@code shutdown}), exports everything, stops all threads. */
@@ -285,22 +318,14 @@ public final class Pipeline implements AutoCloseable {
       return;
     }
     closed = true;
-    if (scheduler != null) {
-      scheduler.shutdownNow();
-    }
-    if (assembler != null) {
-      assembler.flush();
-    }
-    batcher.close();
-    if (meterProvider != null) {
-      meterProvider.forceFlush().join(10, TimeUnit.SECONDS);
-      meterProvider.shutdown().join(10, TimeUnit.SECONDS);
-    }
+    scheduler.shutdownNow();
+    assembler.flush();
+    spans.shutdown().join(10, TimeUnit.SECONDS); // exports what is queued, then shuts the exporter down
+    exportFailures.report();
+    meterProvider.forceFlush().join(10, TimeUnit.SECONDS);
+    meterProvider.shutdown().join(10, TimeUnit.SECONDS); // stops /metrics too
     if (red != null) {
       red.close();
-    }
-    if (server != null) {
-      server.close();
     }
   }
 
@@ -310,7 +335,7 @@ public final class Pipeline implements AutoCloseable {
     if (red != null) {
       red.record(f);
     }
-    batcher.offer(f.span());
+    spans.onEnd(new FinishedReadableSpan(f.span()));
   }
 
   private void expire() {
@@ -351,69 +376,12 @@ public final class Pipeline implements AutoCloseable {
     };
   }
 
-  /**
-   * The {@link Meter} span assembly counts on. Until gospan's self-telemetry is built on SDK
-   * instruments, the values live in a pull-read SDK meter provider and {@link SelfTelemetry}
-   * callbacks hand them on to {@code /metrics} and OTLP under the same names.
-   */
-  private static Meter assemblyMeter(SelfTelemetry telemetry) {
-    PullReader reader = new PullReader();
-    SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(reader).build();
-    for (AssemblyMetrics m : AssemblyMetrics.values()) {
-      java.util.function.Consumer<SelfTelemetry.Recorder> forward =
-          r -> {
-            for (MetricData d : reader.collect()) {
-              if (d.getName().equals(m.metricName())) {
-                for (PointData p : d.getData().getPoints()) {
-                  r.record(((LongPointData) p).getValue(), p.getAttributes());
-                }
-              }
-            }
-          };
-      if (m.gauge()) {
-        telemetry.observeGauge(m.metricName(), m.description(), forward);
-      } else {
-        telemetry.observeCounter(m.metricName(), m.description(), forward);
-      }
-    }
-    return provider.get("io.gospan");
-  }
-
-  /** Collects cumulative values on demand. */
-  private static final class PullReader implements MetricReader {
-    private volatile CollectionRegistration registration = CollectionRegistration.noop();
-
-    @Override
-    public void register(CollectionRegistration registration) {
-      this.registration = registration;
-    }
-
-    java.util.Collection<MetricData> collect() {
-      return registration.collectAllMetrics();
-    }
-
-    @Override
-    public AggregationTemporality getAggregationTemporality(InstrumentType instrumentType) {
-      return AggregationTemporality.CUMULATIVE;
-    }
-
-    @Override
-    public CompletableResultCode forceFlush() {
-      return CompletableResultCode.ofSuccess();
-    }
-
-    @Override
-    public CompletableResultCode shutdown() {
-      return CompletableResultCode.ofSuccess();
-    }
-  }
-
   /** gospan's own resource (for self-telemetry): service.name=gospan, host.name, configured attributes. */
   static Resource ownResource(GospanConfig config) {
     AttributesBuilder b = Attributes.builder();
     b.put(AttributeKey.stringKey("service.name"), "gospan");
     config.resource().attributes().forEach(b::put);
-    b.put(AttributeKey.stringKey("service.version"), "0.1.0");
+    b.put(AttributeKey.stringKey("service.version"), io.gospan.receiver.version.GospanVersion.get());
     try {
       b.put(AttributeKey.stringKey("host.name"), java.net.InetAddress.getLocalHost().getHostName());
     } catch (IOException e) {

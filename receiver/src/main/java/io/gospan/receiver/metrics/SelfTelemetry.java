@@ -4,20 +4,19 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
-import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
- * gospan's own counters and gauges, exported two ways from one store: as OTLP metrics (observable
- * instruments on the {@link Meter} given to {@link #attach}) and as Prometheus text ({@link
- * #writePrometheus}, served on {@code /metrics}).
+ * Transitional adapter: the span assembler's counters, exposed as observable instruments on the
+ * SDK {@link Meter} given to {@link #attach} (gospan's meter {@code io.gospan}, read by the OTLP
+ * metric reader and by {@code /metrics}, the SDK's Prometheus reader). Everything else in gospan
+ * records on that {@link Meter} directly; this class goes once {@code SpanAssembler} takes a
+ * {@link Meter} itself.
  *
  * <p>Two ways to feed it:
  *
@@ -56,10 +55,8 @@ public final class SelfTelemetry {
   public static final String SPANS_LINKED = "gospan.spans.linked";
   /** Server spans exported unlinked because {@code streams.max_pending_links} were already held. */
   public static final String LINKS_OVERFLOW = "gospan.links.overflow";
-  public static final String SPANS_EXPORTED = "gospan.spans.exported";
-  /** Spans dropped, by {@code reason}: {@code queue_full} or {@code export_failed}. */
-  public static final String SPANS_DROPPED = "gospan.spans.dropped";
-  public static final String EXPORT_FAILURES = "gospan.export.failures";
+  // Spans exported and dropped (queue full, export failed) are the SDK BatchSpanProcessor's own
+  // metrics: otel.sdk.processor.span.processed{error.type}, otel.sdk.processor.span.queue.size.
   public static final String PROCESSES_TRACED = "gospan.processes.traced";
   /** Probes attached / refused (fed by the attacher), by {@code probe} and {@code reason}. */
   public static final String PROBES_ATTACHED = "gospan.probes.attached";
@@ -192,81 +189,5 @@ public final class SelfTelemetry {
     } else {
       meter.gaugeBuilder(o.name()).setDescription(o.description()).ofLongs().buildWithCallback(cb);
     }
-  }
-
-  /** Writes every value in the Prometheus text exposition format (0.0.4). */
-  public void writePrometheus(Appendable out) throws IOException {
-    Map<String, List<String>> families = new TreeMap<>();
-    Map<String, String> help = new TreeMap<>();
-    Map<String, String> type = new TreeMap<>();
-    for (Counter c : counters.values()) {
-      collect(families, help, type, c.name, c.description, Kind.COUNTER, c::observe);
-    }
-    for (Observed o : observed) {
-      collect(families, help, type, o.name(), o.description(), o.kind(), o.callback());
-    }
-    for (Map.Entry<String, List<String>> e : families.entrySet()) {
-      String family = e.getKey();
-      out.append("# HELP ").append(family).append(' ').append(escapeHelp(help.get(family))).append('\n');
-      out.append("# TYPE ").append(family).append(' ').append(type.get(family)).append('\n');
-      for (String line : e.getValue()) {
-        out.append(line).append('\n');
-      }
-    }
-  }
-
-  private static void collect(
-      Map<String, List<String>> families,
-      Map<String, String> help,
-      Map<String, String> type,
-      String name,
-      String description,
-      Kind kind,
-      Consumer<Recorder> source) {
-    String family = promName(name);
-    String sample = kind == Kind.COUNTER ? family + "_total" : family;
-    List<String> lines = families.computeIfAbsent(family, k -> new ArrayList<>());
-    help.putIfAbsent(family, description);
-    type.putIfAbsent(family, kind == Kind.COUNTER ? "counter" : "gauge");
-    source.accept((value, attributes) -> lines.add(sample + labels(attributes) + " " + value));
-  }
-
-  static String promName(String otelName) {
-    StringBuilder sb = new StringBuilder(otelName.length());
-    for (int i = 0; i < otelName.length(); i++) {
-      char c = otelName.charAt(i);
-      sb.append(Character.isLetterOrDigit(c) && c < 128 ? c : '_');
-    }
-    return sb.toString();
-  }
-
-  private static String labels(Attributes attributes) {
-    if (attributes.isEmpty()) {
-      return "";
-    }
-    StringBuilder sb = new StringBuilder("{");
-    attributes.forEach(
-        (k, v) -> {
-          if (sb.length() > 1) {
-            sb.append(',');
-          }
-          sb.append(promName(k.getKey())).append("=\"");
-          String s = String.valueOf(v);
-          for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-              case '\\' -> sb.append("\\\\");
-              case '"' -> sb.append("\\\"");
-              case '\n' -> sb.append("\\n");
-              default -> sb.append(c);
-            }
-          }
-          sb.append('"');
-        });
-    return sb.append('}').toString();
-  }
-
-  private static String escapeHelp(String s) {
-    return s == null ? "" : s.replace("\\", "\\\\").replace("\n", "\\n");
   }
 }

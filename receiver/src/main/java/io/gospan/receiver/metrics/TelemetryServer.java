@@ -1,97 +1,85 @@
 package io.gospan.receiver.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpHandler;
+import io.gospan.receiver.config.ConfigException;
+import io.opentelemetry.exporter.prometheus.PrometheusHttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * gospan's HTTP endpoint: {@code GET /metrics} (self-telemetry in Prometheus text format 0.0.4) and
- * {@code GET /healthz} ({@code 200 ok} while healthy, {@code 503} otherwise). One daemon thread.
+ * gospan's HTTP endpoint, the SDK's {@link PrometheusHttpServer} (opentelemetry-exporter-prometheus):
+ * {@code GET /metrics} is every instrument of gospan's meter provider in the Prometheus text format
+ * (OTel names with {@code .} → {@code _}, counters with {@code _total}, no {@code otel_scope_*}
+ * labels, plus {@code target_info}); {@code GET /healthz} answers {@code 200 ok} while healthy and
+ * {@code 503 unhealthy} otherwise. {@code /healthz} is served by the builder's default handler
+ * ({@code setDefaultHandler}: the context {@code /}), on the same server and port; any other path
+ * but {@code /metrics} and the Prometheus client's {@code /-/healthy} is {@code 404}.
  */
-public final class TelemetryServer implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(TelemetryServer.class);
+public final class TelemetryServer {
+  private TelemetryServer() {}
 
-  private final HttpServer server;
-  private final ExecutorService executor;
-
-  private TelemetryServer(HttpServer server, ExecutorService executor) {
-    this.server = server;
-    this.executor = executor;
-  }
-
-  /** Starts serving on {@code address} (port 0 = any free port). */
-  public static TelemetryServer start(InetSocketAddress address, SelfTelemetry telemetry, BooleanSupplier healthy)
-      throws IOException {
-    InetSocketAddress bind =
-        address.isUnresolved() ? new InetSocketAddress(address.getHostString(), address.getPort()) : address;
-    HttpServer server = HttpServer.create(bind, 16);
-    server.createContext(
-        "/metrics",
-        ex -> {
-          if (!allowGet(ex)) {
-            return;
-          }
-          StringBuilder sb = new StringBuilder(4096);
-          telemetry.writePrometheus(sb);
-          respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", sb.toString());
-        });
-    server.createContext(
-        "/healthz",
-        ex -> {
-          if (!allowGet(ex)) {
-            return;
-          }
-          boolean ok = healthy.getAsBoolean();
-          respond(ex, ok ? 200 : 503, "text/plain; charset=utf-8", ok ? "ok\n" : "unhealthy\n");
-        });
-    ExecutorService executor =
-        Executors.newSingleThreadExecutor(
-            r -> {
-              Thread t = new Thread(r, "gospan-telemetry-http");
-              t.setDaemon(true);
-              return t;
-            });
-    server.setExecutor(executor);
-    server.start();
-    log.info("telemetry endpoint on http://{}:{}/metrics", bind.getHostString(), server.getAddress().getPort());
-    return new TelemetryServer(server, executor);
-  }
-
-  public InetSocketAddress address() {
-    return server.getAddress();
-  }
-
-  private static boolean allowGet(HttpExchange ex) throws IOException {
-    if ("GET".equals(ex.getRequestMethod()) || "HEAD".equals(ex.getRequestMethod())) {
-      return true;
+  /**
+   * Starts listening on {@code address} ({@code host:port}); register the result on the meter
+   * provider ({@code registerMetricReader}).
+   *
+   * @param key the config key of {@code address}, named in the error
+   * @throws ConfigException the address cannot be bound (in use, not a local address)
+   */
+  public static PrometheusHttpServer start(String key, InetSocketAddress address, BooleanSupplier healthy) {
+    try {
+      return PrometheusHttpServer.builder()
+          .setHost(address.getHostString())
+          .setPort(address.getPort())
+          .setOtelScopeLabelsEnabled(false)
+          .setDefaultHandler(new HealthHandler(healthy))
+          .build();
+    } catch (UncheckedIOException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      throw new ConfigException(
+          key + ": cannot listen on " + address.getHostString() + ":" + address.getPort() + ": " + cause.getMessage(), e);
     }
-    respond(ex, 405, "text/plain; charset=utf-8", "method not allowed\n");
-    return false;
   }
 
-  private static void respond(HttpExchange ex, int code, String contentType, String body) throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", contentType);
-    boolean head = "HEAD".equals(ex.getRequestMethod());
-    ex.sendResponseHeaders(code, head ? -1 : bytes.length);
-    try (OutputStream out = ex.getResponseBody()) {
-      if (!head) {
-        out.write(bytes);
+  /** {@code /healthz}; {@code 404} for the other paths that reach the default context. */
+  private static final class HealthHandler implements HttpHandler {
+    private final BooleanSupplier healthy;
+
+    HealthHandler(BooleanSupplier healthy) {
+      this.healthy = healthy;
+    }
+
+    @Override
+    public void handle(HttpExchange ex) throws IOException {
+      try {
+        String method = ex.getRequestMethod();
+        if (!"/healthz".equals(ex.getRequestURI().getPath())) {
+          respond(ex, 404, "not found\n");
+        } else if (!"GET".equals(method) && !"HEAD".equals(method)) {
+          respond(ex, 405, "method not allowed\n");
+        } else {
+          boolean ok = healthy.getAsBoolean();
+          respond(ex, ok ? 200 : 503, ok ? "ok\n" : "unhealthy\n");
+        }
+      } finally {
+        ex.close();
       }
     }
-  }
 
-  @Override
-  public void close() {
-    server.stop(0);
-    executor.shutdownNow();
+    private static void respond(HttpExchange ex, int code, String body) throws IOException {
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+      boolean head = "HEAD".equals(ex.getRequestMethod());
+      ex.sendResponseHeaders(code, head ? -1 : bytes.length);
+      if (!head) {
+        try (OutputStream out = ex.getResponseBody()) {
+          out.write(bytes);
+        }
+      }
+    }
   }
 }

@@ -46,58 +46,83 @@ public final class LoadBenchmark {
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
     Path dir = ExampleApps.build();
-    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-    if (!Files.exists(jar)) {
-      throw new IllegalStateException(jar + " missing: mvn -DskipTests package");
+    // -Dgospan.bench.jars=label=path,label2=path2 measures several builds alternating in the same run
+    // (per round and workload: without gospan, then each build in turn); default: this build's jar.
+    Map<String, Path> jars = new LinkedHashMap<>();
+    String jarsProperty = System.getProperty("gospan.bench.jars");
+    if (jarsProperty == null || jarsProperty.isBlank()) {
+      jars.put("gospan", ExampleApps.repoRoot().resolve("receiver/target/gospan.jar"));
+    } else {
+      for (String item : jarsProperty.split(",")) {
+        int eq = item.indexOf('=');
+        jars.put(item.substring(0, eq), Path.of(item.substring(eq + 1)));
+      }
+    }
+    for (Path jar : jars.values()) {
+      if (!Files.exists(jar)) {
+        throw new IllegalStateException(jar + " missing: mvn -DskipTests package");
+      }
     }
     Path config = Files.createTempFile("gospan-bench", ".yaml");
     Files.writeString(config, "exporter:\n  type: file\n  file:\n    path: /dev/null\nmetrics:\n  enabled: false\n"
         + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:19465\n");
     Map<String, List<Run>> without = new LinkedHashMap<>();
-    Map<String, List<Run>> with = new LinkedHashMap<>();
-    long idleRss = 0;
+    Map<String, Map<String, List<Run>>> with = new LinkedHashMap<>();
+    Map<String, Long> idleRss = new LinkedHashMap<>();
     try (ExampleApps.Server server = ExampleApps.startServer(dir)) {
       ExampleApps.runClient(dir, server.address(), "-n", "2000", "-concurrency", "8"); // warm-up
       for (int round = 0; round < rounds; round++) {
         for (Workload w : WORKLOADS) {
           without.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
-          Process gospan = startGospan(jar, config);
-          try {
-            // one call so the client binary is known too; then a warm-up load so the measured
-            // run sees the sidecar's steady state (a sidecar runs for days), not its JIT compiling
-            ExampleApps.runClient(dir, server.address(), "-n", "1");
-            Thread.sleep(1500);
-            ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
-            Thread.sleep(1000);
-            if (idleRss == 0) {
-              idleRss = rssKb(gospan.pid());
-            }
-            with.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, gospan));
-          } finally {
-            gospan.destroy();
-            if (!gospan.waitFor(20, TimeUnit.SECONDS)) {
-              System.err.println("gospan pid " + gospan.pid() + " did not stop on SIGTERM within 20 s; killing it");
-              gospan.destroyForcibly().waitFor();
+          for (Map.Entry<String, Path> jar : jars.entrySet()) {
+            Process gospan = startGospan(jar.getValue(), config);
+            try {
+              // one call so the client binary is known too; then a warm-up load so the measured
+              // run sees the sidecar's steady state (a sidecar runs for days), not its JIT compiling
+              ExampleApps.runClient(dir, server.address(), "-n", "1");
+              Thread.sleep(1500);
+              ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
+              Thread.sleep(1000);
+              if (!idleRss.containsKey(jar.getKey())) {
+                idleRss.put(jar.getKey(), rssKb(gospan.pid()));
+              }
+              with.computeIfAbsent(jar.getKey(), k -> new LinkedHashMap<>())
+                  .computeIfAbsent(w.name(), k -> new ArrayList<>())
+                  .add(run(dir, server, w, gospan));
+            } finally {
+              gospan.destroy();
+              if (!gospan.waitFor(20, TimeUnit.SECONDS)) {
+                System.err.println("gospan pid " + gospan.pid() + " did not stop on SIGTERM within 20 s; killing it");
+                gospan.destroyForcibly().waitFor();
+              }
             }
           }
         }
       }
     }
-    System.out.printf("%n%d rounds, %d cores, gospan JVM %s; median of rounds%n%n", rounds, Runtime.getRuntime().availableProcessors(), String.join(" ", JVM));
-    System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call | sidecar RSS MiB | events/s | events lost |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|");
-    for (Workload w : WORKLOADS) {
-      List<Run> a = without.get(w.name());
-      List<Run> b = with.get(w.name());
-      System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f | %.0f | %.0f | %d |%n",
-          w.name(),
-          med(a, Run::callsPerS), med(b, Run::callsPerS), med(b, Run::callsPerS) / med(a, Run::callsPerS),
-          med(a, Run::p50Us), med(b, Run::p50Us), med(a, Run::p99Us), med(b, Run::p99Us),
-          med(a, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall) / med(a, Run::cpuUsPerCall),
-          med(b, Run::sidecarCpuUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
-          b.stream().mapToLong(Run::eventsLost).sum());
+    for (Map.Entry<String, Path> jar : jars.entrySet()) {
+      System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s; median of rounds%n%n", jar.getKey(), jar.getValue(),
+          rounds, Runtime.getRuntime().availableProcessors(), String.join(" ", JVM));
+      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call | sidecar RSS MiB | events/s | events lost |");
+      System.out.println("|---|---|---|---|---|---|---|---|---|");
+      for (Workload w : WORKLOADS) {
+        List<Run> a = without.get(w.name());
+        List<Run> b = with.get(jar.getKey()).get(w.name());
+        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f | %.0f | %.0f | %d |%n",
+            w.name(),
+            med(a, Run::callsPerS), med(b, Run::callsPerS), med(b, Run::callsPerS) / med(a, Run::callsPerS),
+            med(a, Run::p50Us), med(b, Run::p50Us), med(a, Run::p99Us), med(b, Run::p99Us),
+            med(a, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall) / med(a, Run::cpuUsPerCall),
+            med(b, Run::sidecarCpuUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
+            b.stream().mapToLong(Run::eventsLost).sum());
+      }
+      System.out.printf("%nsidecar RSS at idle (2 processes traced): %.0f MiB%n", idleRss.get(jar.getKey()) / 1024.0);
+      System.out.println("sidecar CPU µs/call per round, by workload:");
+      for (Workload w : WORKLOADS) {
+        System.out.printf("  %s: %s%n", w.name(),
+            with.get(jar.getKey()).get(w.name()).stream().map(r -> String.format("%.1f", r.sidecarCpuUsPerCall())).toList());
+      }
     }
-    System.out.printf("%nsidecar RSS at idle (2 processes traced): %.0f MiB%n", idleRss / 1024.0);
   }
 
   static Run run(Path dir, ExampleApps.Server server, Workload w, Process gospan) throws Exception {

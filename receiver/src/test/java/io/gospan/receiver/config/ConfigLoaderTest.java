@@ -254,4 +254,87 @@ class ConfigLoaderTest {
         .containsExactlyInAnyOrderEntriesOf(Map.of("a", "b,c", "d", "e+f"));
     assertThat(List.copyOf(ConfigLoader.parseKeyValueList("X", "").keySet())).isEmpty();
   }
+
+  @Test
+  void perSignalVariablesWinForTheirSignalAndTheirEndpointIsUsedAsItIs(@TempDir Path dir) throws Exception {
+    Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+    Path traceCa = Files.writeString(dir.resolve("trace-ca.pem"), "x");
+    Path cert = Files.writeString(dir.resolve("cert.pem"), "x");
+    Path key = Files.writeString(dir.resolve("key.pem"), "x");
+    GospanConfig c =
+        parse(
+            "exporter: {otlp: {headers: {a: \"1\"}}}",
+            Map.ofEntries(
+                Map.entry("OTEL_EXPORTER_OTLP_ENDPOINT", "https://shared:4318"),
+                Map.entry("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+                Map.entry("OTEL_EXPORTER_OTLP_HEADERS", "b=2"),
+                Map.entry("OTEL_EXPORTER_OTLP_CERTIFICATE", ca.toString()),
+                Map.entry("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://traces:9999/custom/path"),
+                Map.entry("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "b=3,t=x%20y"),
+                Map.entry("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1500"),
+                Map.entry("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip"),
+                Map.entry("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", traceCa.toString()),
+                Map.entry("OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE", cert.toString()),
+                Map.entry("OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", key.toString()),
+                Map.entry("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc"),
+                Map.entry("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "https://metrics:4317")));
+    var o = c.exporter().otlp();
+    var traces = o.forSignal(OtlpSignal.TRACES);
+    assertThat(traces.endpoint()).isEqualTo("https://traces:9999/custom/path"); // as it is: no /v1/traces
+    assertThat(traces.protocol()).isEqualTo(OtlpProtocol.HTTP_PROTOBUF);
+    assertThat(traces.headers()).containsExactlyInAnyOrderEntriesOf(Map.of("a", "1", "b", "3", "t", "x y"));
+    assertThat(traces.timeout()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(traces.compression()).isEqualTo(Compression.GZIP);
+    assertThat(traces.tls().caFile()).isEqualTo(traceCa.toString());
+    assertThat(traces.tls().certFile()).isEqualTo(cert.toString());
+    assertThat(traces.tls().keyFile()).isEqualTo(key.toString());
+    var metrics = o.forSignal(OtlpSignal.METRICS);
+    assertThat(metrics.endpoint()).isEqualTo("https://metrics:4317");
+    assertThat(metrics.protocol()).isEqualTo(OtlpProtocol.GRPC);
+    assertThat(metrics.headers()).containsExactlyInAnyOrderEntriesOf(Map.of("a", "1", "b", "2"));
+    assertThat(metrics.timeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(metrics.compression()).isEqualTo(Compression.NONE);
+    assertThat(metrics.tls().caFile()).isEqualTo(ca.toString());
+    assertThat(metrics.tls().certFile()).isNull();
+
+    // The shared endpoint is a base URL for http/protobuf: the signal's path is appended.
+    var shared = parse("", Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/base/", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"))
+        .exporter().otlp();
+    assertThat(shared.forSignal(OtlpSignal.TRACES).endpoint()).isEqualTo("http://c:4318/base/v1/traces");
+    assertThat(shared.forSignal(OtlpSignal.METRICS).endpoint()).isEqualTo("http://c:4318/base/v1/metrics");
+    // Only the signal's protocol set: that protocol's default endpoint.
+    var onlyProtocol = parse("", Map.of("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf")).exporter().otlp();
+    assertThat(onlyProtocol.forSignal(OtlpSignal.METRICS).endpoint()).isEqualTo("http://localhost:4318/v1/metrics");
+    assertThat(onlyProtocol.forSignal(OtlpSignal.TRACES).endpoint()).isEqualTo("http://localhost:4317");
+    // The same in YAML.
+    var yaml = parse("exporter: {otlp: {traces: {endpoint: \"http://t:4317\"}, metrics: {timeout: 3s}}}").exporter().otlp();
+    assertThat(yaml.forSignal(OtlpSignal.TRACES).endpoint()).isEqualTo("http://t:4317");
+    assertThat(yaml.forSignal(OtlpSignal.METRICS).timeout()).isEqualTo(Duration.ofSeconds(3));
+  }
+
+  @Test
+  void badPerSignalAndMalformedVariablesAreNamed() {
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector:4317"), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "exporter.otlp.traces.endpoint");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://c:4317/v1/metrics"),
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "gRPC endpoint has no path");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/json"), "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+        "grpc, http/protobuf");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "soon"), "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "milliseconds");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "0"), "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "greater than zero");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "zstd"), "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION",
+        "none, gzip");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_HEADERS", "bad name=1"), "OTEL_EXPORTER_OTLP_HEADERS",
+        "'bad name' is not a header name");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-ok=line%0Abreak"), "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "control character");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "=1"), "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "key=value");
+    assertProblem("", Map.of("OTEL_RESOURCE_ATTRIBUTES", "%zz=1"), "OTEL_RESOURCE_ATTRIBUTES", "percent-encoding");
+    assertProblem("", Map.of("OTEL_RESOURCE_ATTRIBUTES", "a=%g1"), "OTEL_RESOURCE_ATTRIBUTES", "percent-encoding");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/nonexistent/ca.pem",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://c:4317"),
+        "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "cannot read");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/etc/hostname", "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:4317"),
+        "OTEL_EXPORTER_OTLP_CLIENT_KEY", "go together");
+  }
 }

@@ -8,7 +8,7 @@ import io.gospan.receiver.config.ConfigLoader;
 import io.gospan.receiver.config.GospanConfig;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProcessInfo;
-import io.gospan.receiver.metrics.SelfTelemetry;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.gospan.receiver.span.Events;
 import io.gospan.receiver.span.ProcFsProcessMetadata;
 import io.opentelemetry.api.common.Attributes;
@@ -76,8 +76,10 @@ class OtlpGrpcExportIT {
     procWith(Events.SERVER_PID, "OTEL_SERVICE_NAME=greeter-server|X=1", "greeter");
     procWith(Events.CLIENT_PID, "", "greeter-client");
     ProcFsProcessMetadata metadata = new ProcFsProcessMetadata(proc, Map.of("deployment.environment.name", "it"), "node-it");
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    ProcessedSpans processed = new ProcessedSpans(metrics);
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.start(0);
-        Pipeline p = Pipeline.builder(config(receiver.endpoint(), "")).processMetadata(metadata).build()) {
+        Pipeline p = Pipeline.builder(config(receiver.endpoint(), "")).processMetadata(metadata).metricReader(metrics).build()) {
       p.registerProcess(new ProcessInfo(Events.SERVER_PID, null, "go1.22.3"));
       Events conn = new Events(40000);
       unaryCall(p, conn, 1, 0);
@@ -123,7 +125,7 @@ class OtlpGrpcExportIT {
 
       // Metrics: RED histograms under each traced process's resource, self-telemetry under gospan's.
       // (The exported count is bumped when the export call returns, just after the receiver has the spans.)
-      assertThat(await(10_000, () -> p.telemetry().counter(SelfTelemetry.SPANS_EXPORTED).total() == 4)).isTrue();
+      assertThat(await(10_000, () -> processed.exported() == 4)).isTrue();
       assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
       assertThat(await(10_000, () -> receiver.metrics().stream().anyMatch(m -> m.metric().getName().equals("rpc.server.call.duration"))))
           .isTrue();
@@ -151,10 +153,10 @@ class OtlpGrpcExportIT {
           });
       assertThat(receiver.metrics())
           .anySatisfy(m -> {
-            assertThat(m.metric().getName()).isEqualTo(SelfTelemetry.SPANS_EXPORTED);
+            assertThat(m.metric().getName()).isEqualTo(ProcessedSpans.METRIC);
             assertThat(m.resourceAttr("service.name")).isEqualTo("gospan");
           });
-      assertThat(p.telemetry().counter(SelfTelemetry.SPANS_EXPORTED).total()).isEqualTo(4);
+      assertThat(processed.exported()).isEqualTo(4);
     }
   }
 
@@ -164,7 +166,10 @@ class OtlpGrpcExportIT {
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
     }
-    try (Pipeline p = Pipeline.builder(config("http://127.0.0.1:" + port, "")).processMetadata(new io.gospan.receiver.span.FakeMetadata()).build()) {
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    ProcessedSpans t = new ProcessedSpans(metrics);
+    try (Pipeline p = Pipeline.builder(config("http://127.0.0.1:" + port, "")).processMetadata(new io.gospan.receiver.span.FakeMetadata())
+        .metricReader(metrics).build()) {
       Events conn = new Events(40000);
       // The event reader never waits: 5,000 calls go in fast while nothing can be exported.
       long start = System.nanoTime();
@@ -172,12 +177,11 @@ class OtlpGrpcExportIT {
         unaryCall(p, conn, 2 * i + 1, 0);
       }
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
-      SelfTelemetry t = p.telemetry();
-      assertThat(t.counter(SelfTelemetry.SPANS_DROPPED).value(Attributes.of(SelfTelemetry.REASON, "queue_full"))).isPositive();
+      assertThat(t.queueFull()).isPositive();
       assertThat(p.flush().join(30, TimeUnit.SECONDS).isDone()).isTrue();
-      assertThat(await(30_000, () -> t.counter(SelfTelemetry.EXPORT_FAILURES).total() > 0)).isTrue();
-      assertThat(t.counter(SelfTelemetry.SPANS_DROPPED).value(Attributes.of(SelfTelemetry.REASON, "export_failed"))).isPositive();
-      assertThat(t.counter(SelfTelemetry.SPANS_EXPORTED).total()).isZero();
+      assertThat(await(30_000, () -> t.exportFailed() > 0)).isTrue();
+      assertThat(t.exportFailed()).isPositive();
+      assertThat(t.exported()).isZero();
       assertThat(p.healthy()).isTrue();
 
       try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.start(port)) {
@@ -190,7 +194,7 @@ class OtlpGrpcExportIT {
               return !receiver.spans().isEmpty();
             });
         assertThat(delivered).as("spans delivered after the collector came back").isTrue();
-        assertThat(t.counter(SelfTelemetry.SPANS_EXPORTED).total()).isPositive();
+        assertThat(t.exported()).isPositive();
       }
     }
   }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.config.ConfigLoader;
 import io.gospan.receiver.config.GospanConfig;
-import io.gospan.receiver.metrics.SelfTelemetry;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.gospan.receiver.span.Events;
 import io.gospan.receiver.span.FakeMetadata;
 import java.nio.file.Path;
@@ -67,14 +67,16 @@ class OtlpGrpcTlsIT {
 
   @Test
   void withoutTheClientCertificateExportFailsAndIsCounted() throws Exception {
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.startTls(server.cert.toFile(), server.key.toFile(), client.cert.toFile());
         Pipeline p =
             Pipeline.builder(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert)))
                 .processMetadata(new FakeMetadata())
+                .metricReader(metrics)
                 .build()) {
       call(p);
       p.flush().join(15, TimeUnit.SECONDS);
-      assertThat(await(15_000, () -> p.telemetry().counter(SelfTelemetry.EXPORT_FAILURES).total() > 0)).isTrue();
+      assertThat(await(15_000, () -> new ProcessedSpans(metrics).exportFailed() > 0)).isTrue();
       assertThat(receiver.spans()).isEmpty();
     }
   }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gospan.receiver.config.ConfigLoader;
 import io.gospan.receiver.config.GospanConfig;
 import io.gospan.receiver.event.ProcessInfo;
-import io.gospan.receiver.metrics.SelfTelemetry;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.gospan.receiver.span.Events;
 import io.gospan.receiver.span.FakeMetadata;
 import io.opentelemetry.api.common.AttributeKey;
@@ -51,7 +51,9 @@ class PipelineTest {
   @Test
   void lifecycleCallsEndStreamsAndCloseFlushes() {
     Collecting exporter = new Collecting();
-    Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build();
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    ProcessedSpans processed = new ProcessedSpans(metrics);
+    Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).metricReader(metrics).build();
     assertThat(p.healthy()).isTrue();
     assertThat(p.telemetryAddress()).isNull();
     Events conn = new Events(40000);
@@ -65,6 +67,7 @@ class PipelineTest {
     p.processExited(conn.serverPid); // server streams 1 and 3
     assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
     assertThat(exporter.spans).hasSize(4);
+    assertThat(processed.exported()).isEqualTo(4);
     assertThat(exporter.spans)
         .extracting(s -> s.getAttributes().get(AttributeKey.stringKey("gospan.incomplete.reason")))
         .containsExactlyInAnyOrder("connection_closed", "connection_closed", "process_exited", "process_exited");
@@ -76,28 +79,36 @@ class PipelineTest {
         .isEqualTo("shutdown");
     assertThat(exporter.shutdown).isTrue();
     assertThat(p.healthy()).isFalse();
-    assertThat(p.telemetry().counter(SelfTelemetry.SPANS_EXPORTED).total()).isEqualTo(5);
     p.close(); // idempotent
   }
 
   @Test
-  void spanAssemblyCountsReachSelfTelemetryUnderTheirNames() throws Exception {
+  void spanAssemblyCountsReachTheSdkMeterUnderTheirNames() throws Exception {
     Collecting exporter = new Collecting();
-    try (Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build()) {
+    io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader reader =
+        io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader.create();
+    try (Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata())
+        .metricReader(reader).build()) {
       Events conn = new Events(40000);
       long t0 = p.clock().monotonicNow();
       p.accept(conn.clientStart(1, t0));
       p.accept(conn.clientStart(3, t0));
       p.accept(conn.clientTrailersOnly(1, t0 + 1_000_000, 0, null));
       p.accept(conn.clientTrailersOnly(9, t0 + 1_000_000, 0, null)); // no start: unmatched once link_wait (0) is over
-      StringBuilder text = new StringBuilder();
-      p.telemetry().writePrometheus(text);
-      assertThat(text.toString())
-          .contains("gospan_events_read_total{probe=\"loopy_writer_write_header\"} 2")
-          .contains("gospan_events_read_total{probe=\"http2_client_operate_headers\"} 2")
-          .contains("gospan_events_unmatched_total 1")
-          .contains("gospan_streams_in_flight 1")
-          .contains("# HELP gospan_events_read Header events handed to span assembly");
+      java.util.Map<String, java.util.Map<String, Long>> values = new java.util.TreeMap<>();
+      for (io.opentelemetry.sdk.metrics.data.MetricData d : reader.collectAllMetrics()) {
+        for (io.opentelemetry.sdk.metrics.data.PointData pt : d.getData().getPoints()) {
+          if (pt instanceof io.opentelemetry.sdk.metrics.data.LongPointData l) {
+            values.computeIfAbsent(d.getName(), k -> new java.util.TreeMap<>())
+                .put(String.valueOf(pt.getAttributes().get(AttributeKey.stringKey("probe"))), l.getValue());
+          }
+        }
+      }
+      assertThat(values.get("gospan.events.read"))
+          .containsEntry("loopy_writer_write_header", 2L)
+          .containsEntry("http2_client_operate_headers", 2L);
+      assertThat(values.get("gospan.events.unmatched")).containsEntry("null", 1L);
+      assertThat(values.get("gospan.streams.in_flight")).containsEntry("null", 1L);
     }
   }
 

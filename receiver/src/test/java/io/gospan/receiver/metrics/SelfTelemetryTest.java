@@ -10,13 +10,7 @@ import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
 import io.opentelemetry.sdk.metrics.InstrumentType;
 import io.opentelemetry.sdk.common.CompletableResultCode;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.InetSocketAddress;
 import java.util.Collection;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -47,7 +41,7 @@ class SelfTelemetryTest {
   }
 
   @Test
-  void countersAndObservedValuesReachPrometheusTextAndOtlp() throws Exception {
+  void countersAndObservedValuesReachTheSdkMeter() throws Exception {
     SelfTelemetry t = new SelfTelemetry();
     t.counter(SelfTelemetry.EVENTS_READ, "Events read").add(3, Attributes.of(SelfTelemetry.PROBE, "loopy_writer_write_header"));
     AtomicLong lost = new AtomicLong(7);
@@ -55,26 +49,19 @@ class SelfTelemetryTest {
         r -> r.record(lost.get(), Attributes.of(SelfTelemetry.PROBE, "http2_server_operate_headers")));
     t.observeGauge(SelfTelemetry.PROCESSES_TRACED, "Processes traced", r -> r.record(2));
 
-    StringBuilder sb = new StringBuilder();
-    t.writePrometheus(sb);
-    String text = sb.toString();
-    assertThat(text).contains("# TYPE gospan_events_read counter");
-    assertThat(text).contains("gospan_events_read_total{probe=\"loopy_writer_write_header\"} 3");
-    assertThat(text).contains("gospan_events_lost_total{probe=\"http2_server_operate_headers\"} 7");
-    assertThat(text).contains("# TYPE gospan_processes_traced gauge");
-    assertThat(text).contains("gospan_processes_traced 2");
-
     Reader reader = new Reader();
     try (SdkMeterProvider mp = SdkMeterProvider.builder().registerMetricReader(reader).build()) {
       t.attach(mp.get("io.gospan"));
-      t.counter(SelfTelemetry.SPANS_EXPORTED, "exported").add(5); // created after attach
+      t.counter(SelfTelemetry.EVENTS_UNMATCHED, "unmatched").add(5); // created after attach
       lost.set(9);
       Collection<MetricData> data = reader.reg.collectAllMetrics();
       assertThat(data).extracting(MetricData::getName)
           .contains(SelfTelemetry.EVENTS_READ, SelfTelemetry.EVENTS_LOST, SelfTelemetry.PROCESSES_TRACED,
-              SelfTelemetry.SPANS_EXPORTED);
+              SelfTelemetry.EVENTS_UNMATCHED);
       MetricData lostData = data.stream().filter(d -> d.getName().equals(SelfTelemetry.EVENTS_LOST)).findFirst().orElseThrow();
       assertThat(lostData.getLongSumData().getPoints()).singleElement().satisfies(p -> assertThat(p.getValue()).isEqualTo(9));
+      MetricData unmatched = data.stream().filter(d -> d.getName().equals(SelfTelemetry.EVENTS_UNMATCHED)).findFirst().orElseThrow();
+      assertThat(unmatched.getLongSumData().getPoints()).singleElement().satisfies(p -> assertThat(p.getValue()).isEqualTo(5));
     }
   }
 }

@@ -1,41 +1,88 @@
 package io.gospan.receiver.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.gospan.receiver.config.ConfigException;
+import io.gospan.receiver.config.ConfigLoader;
+import io.gospan.receiver.export.Pipeline;
+import io.gospan.receiver.span.Events;
+import io.gospan.receiver.span.FakeMetadata;
 import io.opentelemetry.api.common.Attributes;
-import java.net.InetSocketAddress;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Starts the real telemetry HTTP endpoint on 127.0.0.1. */
+/** {@code /metrics} (the SDK's Prometheus server) and {@code /healthz} of a real pipeline. */
 class TelemetryServerIT {
 
+  static int freePort() throws Exception {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  static Pipeline pipeline(int port) {
+    return Pipeline.builder(ConfigLoader.parse(
+            "metrics: {enabled: false}\nexporter: {type: none}\ntelemetry: {http: {address: \"127.0.0.1:" + port + "\"}}\n",
+            "t", Map.of()))
+        .processMetadata(new FakeMetadata())
+        .build();
+  }
+
   @Test
-  void httpEndpointServesMetricsAndHealth() throws Exception {
-    SelfTelemetry t = new SelfTelemetry();
-    t.counter(SelfTelemetry.SPANS_DROPPED, "dropped").add(4, Attributes.of(SelfTelemetry.REASON, "queue_full"));
-    AtomicBoolean healthy = new AtomicBoolean(true);
-    try (TelemetryServer s = TelemetryServer.start(new InetSocketAddress("127.0.0.1", 0), t, healthy::get)) {
+  void httpEndpointServesMetricsWithTheirUserVisibleNamesAndHealth() throws Exception {
+    int port = freePort();
+    Pipeline p = pipeline(port);
+    try {
+      p.meter().counterBuilder(SelfTelemetry.EVENTS_LOST).buildWithCallback(
+          m -> m.record(7, Attributes.of(SelfTelemetry.PROBE, "http2_server_operate_headers", SelfTelemetry.REASON, "ring_buffer_full")));
+      Events conn = new Events(40000);
+      long t0 = p.clock().monotonicNow();
+      p.accept(conn.clientStart(1, t0));
+      p.accept(conn.clientTrailersOnly(1, t0 + 1000, 0, null));
       HttpClient http = HttpClient.newHttpClient();
-      String base = "http://127.0.0.1:" + s.address().getPort();
+      String base = "http://127.0.0.1:" + port;
+      assertThat(p.telemetryAddress().getPort()).isEqualTo(port);
       HttpResponse<String> m = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
           HttpResponse.BodyHandlers.ofString());
       assertThat(m.statusCode()).isEqualTo(200);
-      assertThat(m.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).contains("version=0.0.4"));
-      assertThat(m.body()).contains("gospan_spans_dropped_total{reason=\"queue_full\"} 4");
+      assertThat(m.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).contains("text/plain"));
+      String text = m.body();
+      assertThat(text).containsPattern("(?m)^gospan_events_lost_total\\{probe=\"http2_server_operate_headers\",reason=\"ring_buffer_full\"\\} 7(\\.0)?$");
+      assertThat(text).containsPattern("(?m)^gospan_events_read_total\\{probe=\"loopy_writer_write_header\"\\} 1(\\.0)?$");
+      assertThat(text).containsPattern("(?m)^# TYPE gospan_processes_traced gauge$");
+      assertThat(text).contains("otel_sdk_processor_span_processed");
+      assertThat(text).doesNotContain("otel_scope_name");
       HttpResponse<String> h = http.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(),
           HttpResponse.BodyHandlers.ofString());
       assertThat(h.statusCode()).isEqualTo(200);
-      healthy.set(false);
-      h = http.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
-      assertThat(h.statusCode()).isEqualTo(503);
-      HttpResponse<String> post = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics"))
-          .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-      assertThat(post.statusCode()).isEqualTo(405);
+      assertThat(h.body()).isEqualTo("ok\n");
+      HttpResponse<String> other = http.send(HttpRequest.newBuilder(URI.create(base + "/nothing")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(other.statusCode()).isEqualTo(404);
+    } finally {
+      p.close();
+    }
+    assertThat(p.healthy()).isFalse();
+    // closed: the port is free again
+    try (ServerSocket again = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+      assertThat(again.getLocalPort()).isEqualTo(port);
+    }
+  }
+
+  @Test
+  void aPortInUseIsAConfigErrorNamingTheKey() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      assertThatThrownBy(() -> pipeline(taken.getLocalPort()))
+          .isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("telemetry.http.address: cannot listen on 127.0.0.1:" + taken.getLocalPort())
+          .hasMessageContaining("in use");
     }
   }
 }

@@ -1,0 +1,164 @@
+package io.gospan.receiver.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.receiver.config.ConfigLoader;
+import io.gospan.receiver.span.Events;
+import io.gospan.receiver.span.FakeMetadata;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** The SDK's BatchSpanProcessor behind the pipeline: bounded, never blocking, drops counted and logged with the true count. */
+class BatchExportTest {
+
+  /** An exporter that blocks until released, recording batch sizes. */
+  static final class GateExporter implements io.opentelemetry.sdk.trace.export.SpanExporter {
+    final CountDownLatch gate = new CountDownLatch(1);
+    final List<Integer> batches = new CopyOnWriteArrayList<>();
+    volatile boolean fail;
+    volatile boolean throwError;
+
+    @Override
+    public CompletableResultCode export(Collection<SpanData> spans) {
+      if (throwError) {
+        throw new NoSuchMethodError("simulated broken dependency");
+      }
+      try {
+        gate.await(20, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      batches.add(spans.size());
+      return fail ? CompletableResultCode.ofFailure() : CompletableResultCode.ofSuccess();
+    }
+
+    @Override
+    public CompletableResultCode flush() {
+      return CompletableResultCode.ofSuccess();
+    }
+
+    @Override
+    public CompletableResultCode shutdown() {
+      gate.countDown();
+      return CompletableResultCode.ofSuccess();
+    }
+  }
+
+  static Pipeline pipeline(String batch, GateExporter exporter, InMemoryMetricReader metrics) {
+    return Pipeline.builder(ConfigLoader.parse(
+            "exporter: {batch: " + batch + "}\nmetrics: {enabled: false}\ntelemetry: {http: {enabled: false}}\n", "t", Map.of()))
+        .spanExporter(exporter)
+        .processMetadata(new FakeMetadata())
+        .metricReader(metrics)
+        .build();
+  }
+
+  /** {@code n} client calls, one span each. */
+  static void calls(Pipeline p, Events conn, int firstStream, int n) {
+    long t = p.clock().monotonicNow();
+    for (int i = 0; i < n; i++) {
+      int stream = firstStream + 2 * i;
+      p.accept(conn.clientStart(stream, t));
+      p.accept(conn.clientTrailersOnly(stream, t + 1_000, 0, null));
+    }
+  }
+
+  @Test
+  void aFullQueueDropsWithoutBlockingAndTheLogHasTheTrueCount() {
+    List<String> warnings = new CopyOnWriteArrayList<>();
+    Logger bsp = Logger.getLogger(BatchSpanProcessor.class.getName());
+    Handler capture = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        warnings.add(r.getMessage());
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    bsp.addHandler(capture);
+    GateExporter exporter = new GateExporter();
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    ProcessedSpans processed = new ProcessedSpans(metrics);
+    try (Pipeline p = pipeline("{max_queue_size: 10, max_export_batch_size: 5, schedule_delay: 10ms}", exporter, metrics)) {
+      long start = System.nanoTime();
+      calls(p, new Events(40000), 1, 1000);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(2000);
+      long dropped = processed.queueFull();
+      // At most the queue (the SDK's rounds 10 up to a power of two: 16) plus one batch in the
+      // (blocked) exporter got in.
+      assertThat(1000 - dropped).isBetween(10L, 21L);
+      exporter.gate.countDown();
+      assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
+      assertThat(processed.exported()).isEqualTo(1000 - dropped);
+      assertThat(exporter.batches).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(5));
+      long logged = 0;
+      Matcher m;
+      for (String w : warnings) {
+        if ((m = Pattern.compile("dropped (\\d+) span").matcher(w)).find()) {
+          logged += Long.parseLong(m.group(1));
+        }
+      }
+      assertThat(logged).as("drops reported in the log: %s", warnings).isEqualTo(dropped);
+    } finally {
+      bsp.removeHandler(capture);
+    }
+  }
+
+  @Test
+  void failedAndThrowingExportsAreCountedAndExportGoesOn() {
+    GateExporter exporter = new GateExporter();
+    exporter.gate.countDown();
+    exporter.fail = true;
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    ProcessedSpans processed = new ProcessedSpans(metrics);
+    Events conn = new Events(40000);
+    try (Pipeline p = pipeline("{schedule_delay: 60s}", exporter, metrics)) {
+      calls(p, conn, 1, 3);
+      assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
+      assertThat(processed.exportFailed()).isEqualTo(3);
+
+      // A LinkageError would end the SDK's worker thread; the pipeline turns it into a failed export.
+      exporter.throwError = true;
+      calls(p, conn, 101, 1);
+      assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
+      assertThat(processed.exportFailed()).isEqualTo(4);
+
+      exporter.throwError = false;
+      exporter.fail = false;
+      calls(p, conn, 201, 2);
+      assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
+      assertThat(processed.exported()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aFullBatchIsExportedWithoutWaitingForTheDelay() throws Exception {
+    GateExporter exporter = new GateExporter();
+    exporter.gate.countDown();
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    ProcessedSpans processed = new ProcessedSpans(metrics);
+    try (Pipeline p = pipeline("{max_export_batch_size: 4, schedule_delay: 1h}", exporter, metrics)) {
+      calls(p, new Events(40000), 1, 8);
+      assertThat(OtlpGrpcReceiver.await(10_000, () -> processed.exported() == 8)).isTrue();
+      assertThat(exporter.batches).containsOnly(4);
+    }
+  }
+}
