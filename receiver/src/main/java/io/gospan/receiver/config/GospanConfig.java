@@ -94,8 +94,9 @@ public record GospanConfig(
       }
     }
 
-    public io.gospan.offsets.resolve.Preference preference() {
-      return prefer.equals("catalog") ? io.gospan.offsets.resolve.Preference.CATALOG : io.gospan.offsets.resolve.Preference.DWARF;
+    /** Whether the embedded catalog wins over the binary's DWARF ({@code prefer: catalog}). */
+    public boolean preferCatalog() {
+      return prefer.equals("catalog");
     }
   }
 

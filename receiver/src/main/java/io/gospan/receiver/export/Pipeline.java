@@ -6,7 +6,6 @@ import io.gospan.receiver.config.GospanConfig;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.metrics.RedMetrics;
-import io.gospan.receiver.metrics.SelfTelemetry;
 import io.gospan.receiver.metrics.TelemetryServer;
 import io.gospan.receiver.span.AssemblyMetrics;
 import io.gospan.receiver.span.FinishedSpan;
@@ -24,11 +23,6 @@ import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.common.InternalTelemetryVersion;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.SdkMeterProviderBuilder;
-import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
-import io.opentelemetry.sdk.metrics.data.LongPointData;
-import io.opentelemetry.sdk.metrics.data.MetricData;
-import io.opentelemetry.sdk.metrics.data.PointData;
-import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
@@ -83,6 +77,8 @@ public final class Pipeline implements AutoCloseable {
   static final long DROP_REPORT_SECONDS = 10;
   /** gospan's instrumentation scope for its own metrics. */
   public static final String METER_NAME = "io.gospan";
+  /** Gauge: processes traced now. */
+  public static final String PROCESSES_TRACED = "gospan.processes.traced";
 
   private final GospanConfig config;
   private final SdkMeterProvider meterProvider;
@@ -107,7 +103,12 @@ public final class Pipeline implements AutoCloseable {
     InetSocketAddress address = null;
     if (b.startTelemetryServer && config.telemetry().http().enabled()) {
       address = ConfigLoader.parseHostPort("telemetry.http.address", config.telemetry().http().address());
-      PrometheusHttpServer server = TelemetryServer.start("telemetry.http.address", address, this::healthy);
+      PrometheusHttpServer server;
+      try {
+        server = TelemetryServer.start("telemetry.http.address", address, this::healthy);
+      } catch (java.io.UncheckedIOException e) { // in use: a configuration error, said in one line
+        throw new io.gospan.receiver.config.ConfigException(e.getMessage(), e);
+      }
       mp.registerMetricReader(server);
       log.info("telemetry endpoint on http://{}:{}/metrics and /healthz", address.getHostString(), address.getPort());
     }
@@ -128,7 +129,7 @@ public final class Pipeline implements AutoCloseable {
     b.metricReaders.forEach(mp::registerMetricReader);
     this.meterProvider = mp.build();
     this.meter = meterProvider.get(METER_NAME);
-    meter.gaugeBuilder(SelfTelemetry.PROCESSES_TRACED).setDescription("Processes traced").ofLongs()
+    meter.gaugeBuilder(PROCESSES_TRACED).setDescription("Processes traced").ofLongs()
         .buildWithCallback(m -> m.record(metadata.size()));
 
     SpanExporter spanExporter = b.spanExporter != null ? b.spanExporter : Exporters.spanExporter(config.exporter());

@@ -2,7 +2,6 @@ package io.gospan.receiver.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
-import io.gospan.receiver.config.ConfigException;
 import io.opentelemetry.exporter.prometheus.PrometheusHttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -28,7 +27,8 @@ public final class TelemetryServer {
    * provider ({@code registerMetricReader}).
    *
    * @param key the config key of {@code address}, named in the error
-   * @throws ConfigException the address cannot be bound (in use, not a local address)
+   * @throws UncheckedIOException the address cannot be bound (in use, not a local address): one
+   *     line naming {@code key}
    */
   public static PrometheusHttpServer start(String key, InetSocketAddress address, BooleanSupplier healthy) {
     try {
@@ -40,8 +40,9 @@ public final class TelemetryServer {
           .build();
     } catch (UncheckedIOException e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
-      throw new ConfigException(
-          key + ": cannot listen on " + address.getHostString() + ":" + address.getPort() + ": " + cause.getMessage(), e);
+      throw new UncheckedIOException(
+          key + ": cannot listen on " + address.getHostString() + ":" + address.getPort() + ": " + cause.getMessage(),
+          cause instanceof IOException io ? io : new IOException(cause));
     }
   }
 

@@ -197,8 +197,8 @@ class ConfigLoaderTest {
         "exporter.batch.max_export_batch_size");
     assertProblem("telemetry:\n  http: {address: nowhere}\n", "telemetry.http.address");
     assertProblem("offsets:\n  prefer: guess\n", "offsets", "dwarf or catalog");
-    assertThat(parse("offsets: {prefer: catalog}").offsets().preference()).isEqualTo(io.gospan.offsets.resolve.Preference.CATALOG);
-    assertThat(parse("").offsets().preference()).isEqualTo(io.gospan.offsets.resolve.Preference.DWARF);
+    assertThat(parse("offsets: {prefer: catalog}").offsets().preferCatalog()).isTrue();
+    assertThat(parse("").offsets().preferCatalog()).isFalse();
   }
 
   @Test

@@ -8,6 +8,7 @@ import io.gospan.receiver.config.ConfigLoader;
 import io.gospan.receiver.export.Pipeline;
 import io.gospan.receiver.span.Events;
 import io.gospan.receiver.span.FakeMetadata;
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -40,8 +41,8 @@ class TelemetryServerIT {
     int port = freePort();
     Pipeline p = pipeline(port);
     try {
-      p.meter().counterBuilder(SelfTelemetry.EVENTS_LOST).buildWithCallback(
-          m -> m.record(7, Attributes.of(SelfTelemetry.PROBE, "http2_server_operate_headers", SelfTelemetry.REASON, "ring_buffer_full")));
+      p.meter().counterBuilder("gospan.events.lost").buildWithCallback(
+          m -> m.record(7, Attributes.of(AttributeKey.stringKey("probe"), "http2_server_operate_headers", AttributeKey.stringKey("reason"), "ring_buffer_full")));
       Events conn = new Events(40000);
       long t0 = p.clock().monotonicNow();
       p.accept(conn.clientStart(1, t0));

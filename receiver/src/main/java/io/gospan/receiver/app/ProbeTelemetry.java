@@ -1,10 +1,8 @@
-package io.gospan.receiver.cli;
+package io.gospan.receiver.app;
 
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.discovery.Sidecar;
 import io.gospan.receiver.discovery.TracedBinary;
-import io.gospan.receiver.export.Pipeline;
-import io.gospan.receiver.metrics.SelfTelemetry;
 import io.gospan.receiver.probe.GrpcProbe;
 import io.gospan.receiver.probe.ProbeCounters;
 import io.opentelemetry.api.common.AttributeKey;
@@ -23,15 +21,24 @@ import java.util.stream.Collectors;
  * counters map ({@code GrpcProbes.counters()}: one {@code bpf(MAP_LOOKUP_ELEM)} per probe and
  * counter) and records all six instruments from that one read.
  */
-final class Telemetry {
-  private Telemetry() {}
+final class ProbeTelemetry {
+  private ProbeTelemetry() {}
+
+  static final AttributeKey<String> PROBE = AttributeKey.stringKey("probe");
+  static final AttributeKey<String> REASON = AttributeKey.stringKey("reason");
+  /** Events lost before reaching user space (BPF counters), by {@code probe} and {@code reason}. */
+  static final String EVENTS_LOST = "gospan.events.lost";
+  /** Probes attached now, by {@code probe} and binary. */
+  static final String PROBES_ATTACHED = "gospan.probes.attached";
+  /** Probes not attached to a traced binary, by {@code probe}, binary and {@code reason}. */
+  static final String PROBES_REFUSED = "gospan.probes.refused";
 
   static final AttributeKey<String> BINARY = AttributeKey.stringKey("binary");
   static final AttributeKey<String> GRPC_VERSION = AttributeKey.stringKey("grpc_version");
 
-  static void register(Pipeline pipeline, Sidecar sidecar) {
-    Meter m = pipeline.meter();
-    ObservableLongMeasurement lost = m.counterBuilder(SelfTelemetry.EVENTS_LOST)
+  /** Registers the instruments on {@code m}; their callbacks read {@code sidecar} at each collection. */
+  static void register(Meter m, Sidecar sidecar) {
+    ObservableLongMeasurement lost = m.counterBuilder(EVENTS_LOST)
         .setDescription("Events lost in the kernel, by probe and reason (ring buffer full, user memory unreadable)")
         .buildObserver();
     ObservableLongMeasurement unidentified = m.counterBuilder("gospan.connections.unidentified")
@@ -59,10 +66,10 @@ final class Telemetry {
           }
           counters.forEach((probe, c) -> {
             String name = probe.name().toLowerCase(Locale.ROOT);
-            Attributes p = Attributes.of(SelfTelemetry.PROBE, name);
-            lost.record(c.ringBufferFull(), Attributes.of(SelfTelemetry.PROBE, name, SelfTelemetry.REASON, "ring_buffer_full"));
-            lost.record(c.readFailed(), Attributes.of(SelfTelemetry.PROBE, name, SelfTelemetry.REASON, "read_failed"));
-            lost.record(c.noOffsets(), Attributes.of(SelfTelemetry.PROBE, name, SelfTelemetry.REASON, "no_offsets"));
+            Attributes p = Attributes.of(PROBE, name);
+            lost.record(c.ringBufferFull(), Attributes.of(PROBE, name, REASON, "ring_buffer_full"));
+            lost.record(c.readFailed(), Attributes.of(PROBE, name, REASON, "read_failed"));
+            lost.record(c.noOffsets(), Attributes.of(PROBE, name, REASON, "no_offsets"));
             unidentified.record(c.unknownItab(), p);
             hits.record(c.hits(), p);
             skipped.record(c.skipped(), p);
@@ -72,24 +79,24 @@ final class Telemetry {
         },
         lost, unidentified, hits, skipped, truncated, undecodable);
 
-    m.gaugeBuilder(SelfTelemetry.PROBES_ATTACHED)
+    m.gaugeBuilder(PROBES_ATTACHED)
         .setDescription("Probes attached now, by probe and binary")
         .ofLongs()
         .buildWithCallback(r -> {
           for (TracedBinary b : sidecar.tracer().binaries()) {
             for (Probe p : b.attached()) {
-              r.record(1, Attributes.of(SelfTelemetry.PROBE, p.name().toLowerCase(Locale.ROOT), BINARY, b.path(), GRPC_VERSION, b.grpcVersion()));
+              r.record(1, Attributes.of(PROBE, p.name().toLowerCase(Locale.ROOT), BINARY, b.path(), GRPC_VERSION, b.grpcVersion()));
             }
           }
         });
-    m.gaugeBuilder(SelfTelemetry.PROBES_REFUSED)
+    m.gaugeBuilder(PROBES_REFUSED)
         .setDescription("Probes not attached to a traced binary, by probe, binary and reason")
         .ofLongs()
         .buildWithCallback(r -> {
           for (TracedBinary b : sidecar.tracer().binaries()) {
             b.refused().forEach((p, reason) ->
-                r.record(1, Attributes.of(SelfTelemetry.PROBE, p.name().toLowerCase(Locale.ROOT), BINARY, b.path(),
-                    SelfTelemetry.REASON, reason.length() > 120 ? reason.substring(0, 120) : reason)));
+                r.record(1, Attributes.of(PROBE, p.name().toLowerCase(Locale.ROOT), BINARY, b.path(),
+                    REASON, reason.length() > 120 ? reason.substring(0, 120) : reason)));
           }
         });
     m.gaugeBuilder("gospan.process")
