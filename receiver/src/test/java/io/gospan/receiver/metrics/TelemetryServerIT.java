@@ -47,6 +47,8 @@ class TelemetryServerIT {
       long t0 = p.clock().monotonicNow();
       p.accept(conn.clientStart(1, t0));
       p.accept(conn.clientTrailersOnly(1, t0 + 1000, 0, null));
+      // the span processor counts a span once it is exported
+      assertThat(p.flush().join(10, java.util.concurrent.TimeUnit.SECONDS).isSuccess()).isTrue();
       HttpClient http = HttpClient.newHttpClient();
       String base = "http://127.0.0.1:" + port;
       assertThat(p.telemetryAddress().getPort()).isEqualTo(port);
