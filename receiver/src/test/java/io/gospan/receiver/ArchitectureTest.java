@@ -58,12 +58,7 @@ class ArchitectureTest {
    * entry when its cause goes (the test then fails if the dependency is still there, see {@link
    * #knownExceptionsAreStillNeeded}).
    */
-  static final Set<String> KNOWN_EXCEPTIONS =
-      Set.of(
-          // To be removed when probe wraps libbpf's link and error types (GrpcProbes.attach returns
-          // a BpfLink and throws BpfException; watchExecs throws BpfException).
-          "io.gospan.receiver.discovery.ProbeAttacher -> bpf",
-          "io.gospan.receiver.discovery.Sidecar -> bpf");
+  static final Set<String> KNOWN_EXCEPTIONS = Set.of();
 
   static JavaClasses classes;
 

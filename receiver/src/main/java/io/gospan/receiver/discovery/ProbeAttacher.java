@@ -2,10 +2,10 @@ package io.gospan.receiver.discovery;
 
 import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.Probe;
-import io.gospan.receiver.bpf.BpfException;
-import io.gospan.receiver.bpf.BpfLink;
 import io.gospan.receiver.probe.ExeKey;
 import io.gospan.receiver.probe.GrpcProbes;
+import io.gospan.receiver.probe.ProbeException;
+import io.gospan.receiver.probe.ProbeLink;
 import io.gospan.receiver.probe.ProbeOffsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +51,7 @@ public final class ProbeAttacher implements AutoCloseable {
   /** The traced binaries: written by the owner thread, read by any. */
   private final Map<ExeKey, TracedBinary> binaries = new ConcurrentHashMap<>();
   /** Owner thread only. */
-  private final Map<ExeKey, Map<Probe, BpfLink>> links = new HashMap<>();
+  private final Map<ExeKey, Map<Probe, ProbeLink>> links = new HashMap<>();
   /** Owner thread only: deferred probes' function entry file offsets. */
   private final Map<ExeKey, Map<Probe, Long>> deferred = new HashMap<>();
   private final LongAdder attachFailures = new LongAdder();
@@ -87,7 +87,7 @@ public final class ProbeAttacher implements AutoCloseable {
     }
     TracedBinary binary = new TracedBinary(key, path, inspection);
     inspection.refused().forEach(binary::refuse);
-    Map<Probe, BpfLink> attached = new EnumMap<>(Probe.class);
+    Map<Probe, ProbeLink> attached = new EnumMap<>(Probe.class);
     Map<Probe, Long> waiting = new EnumMap<>(Probe.class);
     for (BinaryInspection.ProbePlan plan : inspection.plans().values()) {
       Probe probe = plan.probe();
@@ -96,7 +96,7 @@ public final class ProbeAttacher implements AutoCloseable {
       } else if (plan.action() == BinaryInspection.Action.ATTACH) {
         try {
           attached.put(probe, probes.attach(ProbeOffsets.probe(probe), key, exe, plan.function().fileOffset()));
-        } catch (BpfException e) {
+        } catch (ProbeException e) {
           attachFailures.increment();
           binary.refuse(probe, "attach failed: " + e.getMessage());
           if (Files.exists(exe)) {
@@ -156,14 +156,14 @@ public final class ProbeAttacher implements AutoCloseable {
         continue;
       }
       try {
-        BpfLink link = probes.attach(ProbeOffsets.probe(writeField), key, p.get().exe(), entry);
+        ProbeLink link = probes.attach(ProbeOffsets.probe(writeField), key, p.get().exe(), entry);
         waiting.remove(writeField);
         links.get(key).put(writeField, link);
         binary.setDeferred(waiting.keySet());
         binary.setAttached(links.get(key).keySet());
         LOG.info("{} serves gRPC through {}'s HTTP/2 server (ServeHTTP): {} attached",
             binary.path(), server == Probe.HttpServer.XNET ? "x/net" : "net/http", writeField);
-      } catch (BpfException e) {
+      } catch (ProbeException e) {
         if (!Files.exists(p.get().exe())) {
           LOG.debug("pid {} exited while attaching {}", candidate, writeField);
           continue; // another process of the binary, or the next gRPC request, will do
@@ -194,10 +194,10 @@ public final class ProbeAttacher implements AutoCloseable {
   }
 
   private void detach(TracedBinary binary) {
-    Map<Probe, BpfLink> l = links.remove(binary.key());
+    Map<Probe, ProbeLink> l = links.remove(binary.key());
     deferred.remove(binary.key());
     if (l != null) {
-      l.values().forEach(BpfLink::close);
+      l.values().forEach(ProbeLink::close);
     }
     binary.setAttached(Set.of());
     probes.removeBinary(binary.key());

@@ -87,7 +87,7 @@ public final class Sidecar implements AutoCloseable {
       s.probes.watchExecs(s.tracer::execed);
       s.execsWatched = true;
       s.tracer.execNoticesOn();
-    } catch (io.gospan.receiver.bpf.BpfException e) {
+    } catch (io.gospan.receiver.probe.ProbeException e) {
       LOG.warn("no exec notices ({}): new processes are found by the /proc scan alone, every {} ms",
           e.getMessage(), options.scanInterval().toMillis());
     }

@@ -173,13 +173,17 @@ public final class GrpcProbes implements AutoCloseable {
    * {@link #poll} of the exec. Discovery uses it to look again at a process it saw before its
    * exec. Call once.
    *
-   * @throws io.gospan.receiver.bpf.BpfException when the kernel refuses the tracepoint
+   * @throws ProbeException when the kernel refuses the tracepoint
    */
   public void watchExecs(java.util.function.IntConsumer listener) {
     if (execs != null) {
       throw new IllegalStateException("already watching execs");
     }
-    object.program("raw_tp_sched_process_exec").attachRawTracepoint("sched_process_exec");
+    try {
+      object.program("raw_tp_sched_process_exec").attachRawTracepoint("sched_process_exec");
+    } catch (io.gospan.receiver.bpf.BpfException e) {
+      throw new ProbeException(e);
+    }
     execs = RingBuffer.open(object.map("execs"), record -> listener.accept(record.getInt(0)));
   }
 
@@ -285,14 +289,19 @@ public final class GrpcProbes implements AutoCloseable {
    * The probe finds the offsets {@link #putBinary} stored for {@code key} through its attach
    * cookie.
    *
-   * @throws io.gospan.receiver.bpf.BpfException when the binary cannot be read or the kernel refuses
+   * @throws ProbeException when the binary cannot be read or the kernel refuses
    */
-  public BpfLink attach(GrpcProbe probe, ExeKey key, Path binary, long entryFileOffset) {
+  public ProbeLink attach(GrpcProbe probe, ExeKey key, Path binary, long entryFileOffset) {
     long cookie;
     synchronized (cookies) {
       cookie = cookies.getOrDefault(key, 0L);
     }
-    return object.program(probe.program()).attachUprobe(binary, probeFileOffset(binary, entryFileOffset), BpfProgram.ALL_PIDS, cookie);
+    try {
+      return new ProbeLink(
+          object.program(probe.program()).attachUprobe(binary, probeFileOffset(binary, entryFileOffset), BpfProgram.ALL_PIDS, cookie));
+    } catch (io.gospan.receiver.bpf.BpfException e) {
+      throw new ProbeException(e);
+    }
   }
 
   /**

@@ -1,0 +1,12 @@
+package io.gospan.receiver.probe;
+
+/**
+ * The kernel or libbpf refused a probe operation (attach, the exec tracepoint): the message is
+ * libbpf's one line, with the errno's name where known (e.g. {@code EACCES} without
+ * {@code CAP_SYS_ADMIN}, {@code ENOENT} when the binary vanished).
+ */
+public final class ProbeException extends RuntimeException {
+  ProbeException(RuntimeException cause) {
+    super(cause.getMessage(), cause);
+  }
+}
