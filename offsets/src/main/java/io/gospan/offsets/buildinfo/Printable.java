@@ -28,11 +28,11 @@ public final class Printable {
   /**
    * The printable form of {@code s}: {@code s} itself when every code point is printable (no copy).
    *
-   * @return the escaped text; {@code "null"} for null (as string concatenation would print it)
+   * @return the escaped text; null for null
    */
   public static String escape(String s) {
     if (s == null) {
-      return "null";
+      return null;
     }
     int i = 0;
     int n = s.length();
@@ -59,9 +59,9 @@ public final class Printable {
     return b.toString();
   }
 
-  /** {@link #escape(String)} of {@code String.valueOf(o)}. */
+  /** {@link #escape(String)} of {@code String.valueOf(o)} ({@code "null"} for null, as printing it would). */
   public static String escape(Object o) {
-    return escape(o == null ? null : o.toString());
+    return escape(String.valueOf(o));
   }
 
   /** Whether {@code s} is printed as is by {@link #escape(String)}. */

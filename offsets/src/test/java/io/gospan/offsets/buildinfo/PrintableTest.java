@@ -44,7 +44,8 @@ class PrintableTest {
   }
 
   @Test
-  void nullPrintsAsNull() {
-    assertThat(Printable.escape((String) null)).isEqualTo("null");
+  void nullStaysNull() {
+    assertThat(Printable.escape((String) null)).isNull();
+    assertThat(Printable.escape((Object) null)).isEqualTo("null");
   }
 }
