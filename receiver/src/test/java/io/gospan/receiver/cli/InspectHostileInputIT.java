@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -118,6 +119,32 @@ class InspectHostileInputIT {
     Result dev = assertTimeoutPreemptively(Duration.ofSeconds(1), () -> inspect("/dev/zero"));
     assertThat(dev.exit()).isEqualTo(ExitCodes.USAGE);
     assertThat(dev.err()).contains("not a regular file: /dev/zero (character device)");
+  }
+
+  /**
+   * As an unprivileged user (nobody, through util-linux setpriv; the ITs run as root, who may read
+   * anything), another user's {@code /proc/1/exe} and a file without read permission are "permission
+   * denied", not "does not exist". Runs the packaged {@code gospan.jar}, copied where nobody can read it.
+   */
+  @Test
+  void permissionDeniedIsSaidAsSuch() throws Exception {
+    Path jar = tmp.resolve("gospan.jar");
+    Files.copy(ExampleApps.repoRoot().resolve("receiver/target/gospan.jar"), jar);
+    Path unreadable = tmp.resolve("unreadable");
+    Files.copy(Path.of("/bin/true"), unreadable);
+    Files.setPosixFilePermissions(unreadable, PosixFilePermissions.fromString("--x--x--x"));
+    Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
+    Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
+    String javaExe = ProcessHandle.current().info().command().orElseThrow();
+    for (String target : List.of("1", unreadable.toString())) {
+      Process p = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+          javaExe, "-jar", jar.toString(), "inspect", target).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).as(out).isEqualTo(ExitCodes.ERROR);
+      assertThat(out).as(target).contains("gospan inspect: permission denied reading "
+          + (target.equals("1") ? "/proc/1/exe" : target)).doesNotContain("does not exist");
+    }
   }
 
   @Test
