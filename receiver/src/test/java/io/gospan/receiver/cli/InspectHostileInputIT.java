@@ -3,6 +3,8 @@ package io.gospan.receiver.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import io.gospan.offsets.resolve.Preference;
+import io.gospan.receiver.discovery.BinaryInspection;
 import io.gospan.receiver.testing.ExampleApps;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -63,6 +65,14 @@ class InspectHostileInputIT {
     assertPrintable(r.err());
     assertThat(r.out()).as(r.out()).contains("grpc-go:  \\x1b[2J\\u202e").contains("x/net:    v\\u009b\\ufffd\\x07\\x7f");
     assertThat(r.exit()).as(r.out()).isIn(ExitCodes.OK, ExitCodes.UNSUPPORTED);
+
+    // what discovery logs and exports comes escaped from the inspection itself
+    BinaryInspection inspection = BinaryInspection.inspect(crafted, Preference.DWARF);
+    assertThat(inspection.grpcVersion()).contains("\\x1b[2J\\u202e");
+    assertThat(inspection.grpcVersionOrUnknown()).isEqualTo("\\x1b[2J\\u202e");
+    assertThat(inspection.xnetVersion().orElseThrow()).startsWith("v\\u009b\\ufffd\\x07\\x7f");
+    inspection.refused().values().forEach(InspectHostileInputIT::assertPrintable);
+    inspection.unsupported().ifPresent(InspectHostileInputIT::assertPrintable);
   }
 
   /**
