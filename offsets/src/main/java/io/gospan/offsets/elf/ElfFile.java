@@ -10,8 +10,10 @@ import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -49,6 +51,16 @@ public final class ElfFile {
   private static final long MAX_INFLATE_RATIO = 1100;
   private static final long MAX_INFLATED_SIZE = Integer.MAX_VALUE - 16;
   private static final long PLAUSIBLE_INFLATE_RATIO = 16;
+  /** {@code .zdebug_*} framing: "ZLIB" and the uncompressed size, 8 bytes big-endian. */
+  private static final int ZDEBUG_HEADER_SIZE = 12;
+  // st_mode file types (Linux include/uapi/linux/stat.h)
+  private static final int S_IFMT = 0170000;
+  private static final int S_IFSOCK = 0140000;
+  private static final int S_IFREG = 0100000;
+  private static final int S_IFBLK = 0060000;
+  private static final int S_IFDIR = 0040000;
+  private static final int S_IFCHR = 0020000;
+  private static final int S_IFIFO = 0010000;
 
   private final Path path;
   private final ByteBuffer file;
@@ -102,9 +114,13 @@ public final class ElfFile {
    * @throws NotElfException no ELF magic or the header is cut short
    * @throws UnsupportedArchitectureException not ELFCLASS64 / little-endian / EM_X86_64
    * @throws CorruptBinaryException header tables point outside the file
-   * @throws IOException the file cannot be read
+   * @throws NotRegularFileException {@code path} is a FIFO, socket, device or directory (checked before it
+   *     is opened, so a FIFO never blocks the caller)
+   * @throws IOException the file cannot be read ({@link java.nio.file.NoSuchFileException},
+   *     {@link java.nio.file.AccessDeniedException}, ...)
    */
   public static ElfFile open(Path path) throws IOException {
+    requireRegularFile(path);
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size > Integer.MAX_VALUE) {
@@ -114,6 +130,57 @@ public final class ElfFile {
       map.order(ByteOrder.LITTLE_ENDIAN);
       return new ElfFile(path, map);
     }
+  }
+
+  /**
+   * Checks that {@code path} (symbolic links followed, as {@code /proc/<pid>/exe} needs) is a regular file,
+   * without opening it. The type comes from {@code st_mode} (the "unix" attribute view, Linux); where that
+   * view is missing, a directory is still named and other special files are "special file".
+   *
+   * <p>A file swapped for a FIFO between this check and an open can still block the open: the check is
+   * meant for paths a user gives, not for a path an adversary can replace at will.
+   *
+   * @throws NotRegularFileException a FIFO, socket, device or directory
+   * @throws java.nio.file.NoSuchFileException nothing there (or a dangling link)
+   * @throws java.nio.file.AccessDeniedException the path cannot be examined (e.g. {@code /proc/1/exe} of
+   *     another user's process)
+   * @throws IOException another failure to read the file's attributes
+   */
+  public static void requireRegularFile(Path path) throws IOException {
+    String kind;
+    try {
+      Object mode = Files.getAttribute(path, "unix:mode");
+      int fmt = ((Integer) mode) & S_IFMT;
+      switch (fmt) {
+        case S_IFREG:
+          return;
+        case S_IFIFO:
+          kind = "fifo";
+          break;
+        case S_IFSOCK:
+          kind = "socket";
+          break;
+        case S_IFCHR:
+          kind = "character device";
+          break;
+        case S_IFBLK:
+          kind = "block device";
+          break;
+        case S_IFDIR:
+          kind = "directory";
+          break;
+        default:
+          kind = "special file";
+          break;
+      }
+    } catch (UnsupportedOperationException | IllegalArgumentException e) {
+      BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
+      if (a.isRegularFile()) {
+        return;
+      }
+      kind = a.isDirectory() ? "directory" : "special file";
+    }
+    throw new NotRegularFileException(path, kind);
   }
 
   /**
@@ -252,6 +319,10 @@ public final class ElfFile {
     if (!s.isCompressed()) {
       return raw;
     }
+    if (raw.limit() < ELF64_CHDR_SIZE) {
+      throw new CorruptBinaryException(path + ": " + s.name() + ": truncated: " + raw.limit()
+          + " bytes, shorter than its " + ELF64_CHDR_SIZE + "-byte ELF64_Chdr");
+    }
     ByteReader r = new ByteReader(raw, path + ": " + s.name());
     int type = (int) r.u32();
     r.u32();
@@ -260,7 +331,7 @@ public final class ElfFile {
     if (type != ELFCOMPRESS_ZLIB) {
       throw new CorruptBinaryException(path + ": " + s.name() + ": compression type " + type + " (only zlib)");
     }
-    return inflate(raw.slice(ELF64_CHDR_SIZE, raw.limit() - ELF64_CHDR_SIZE), size, s.name());
+    return inflate(r.slice(r.remaining()), size, s.name());
   }
 
   /**
@@ -283,14 +354,20 @@ public final class ElfFile {
       result = Optional.of(data(plain));
     } else if (z != null) {
       ByteBuffer raw = rawData(z);
+      if (raw.limit() < ZDEBUG_HEADER_SIZE) {
+        throw new CorruptBinaryException(path + ": " + z.name() + ": truncated: " + raw.limit()
+            + " bytes, shorter than its " + ZDEBUG_HEADER_SIZE + "-byte ZLIB header");
+      }
       ByteReader r = new ByteReader(raw, path + ": " + z.name());
       byte[] magic = r.bytes(4);
       if (!"ZLIB".equals(new String(magic, StandardCharsets.ISO_8859_1))) {
         throw new CorruptBinaryException(path + ": " + z.name() + ": missing ZLIB header");
       }
-      long size = raw.order(ByteOrder.BIG_ENDIAN).getLong(4);
-      result = Optional.of(inflate(raw.order(ByteOrder.LITTLE_ENDIAN).slice(12, raw.limit() - 12), size,
-          z.name()));
+      long size = 0;
+      for (byte b : r.bytes(8)) { // big-endian, unlike the rest of the file
+        size = (size << 8) | (b & 0xff);
+      }
+      result = Optional.of(inflate(r.slice(r.remaining()), size, z.name()));
     } else {
       result = Optional.empty();
     }

@@ -3,6 +3,9 @@ package io.gospan.receiver.cli;
 import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.GoFunction;
+import io.gospan.offsets.buildinfo.Printable;
+import io.gospan.offsets.elf.ElfFile;
+import io.gospan.offsets.elf.NotRegularFileException;
 import io.gospan.offsets.resolve.ArgLocation;
 import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.OffsetsResolution;
@@ -12,7 +15,8 @@ import io.gospan.offsets.resolve.ProbeField;
 import io.gospan.receiver.discovery.BinaryInspection;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
@@ -29,7 +33,9 @@ import picocli.CommandLine.Parameters;
     description = {
       "Inspects a Go binary (or the executable of a running process) and tells which spans gospan will produce:",
       "Go and module versions, each probed function's address, each offset the probes need and its source",
-      "(catalog, dwarf) or why it is missing. Exit 0 when spans will be produced, 3 when none, 1 on a read error."
+      "(catalog, dwarf) or why it is missing. Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
+      "2 when the path is not a regular file (a FIFO, socket, device or directory is refused without being opened).",
+      "Text read from the binary is printed with non-printable characters escaped (\\x1b, \\u202e)."
     })
 public final class InspectCommand implements Callable<Integer> {
 
@@ -41,34 +47,58 @@ public final class InspectCommand implements Callable<Integer> {
   String target;
 
   PrintStream out = System.out;
+  PrintStream err = System.err;
 
   @Override
   public Integer call() {
     Path path = target.chars().allMatch(Character::isDigit) ? Path.of("/proc", target, "exe") : Path.of(target);
-    if (!Files.exists(path)) {
-      System.err.println("gospan inspect: " + path + " does not exist" + (path.startsWith("/proc") ? " (no such process?)" : ""));
+    try {
+      // before anything opens it: a FIFO would block the open, a device could stream forever
+      ElfFile.requireRegularFile(path);
+    } catch (NotRegularFileException e) {
+      err.println("gospan inspect: " + esc(e.getMessage()));
+      return ExitCodes.USAGE;
+    } catch (NoSuchFileException e) {
+      err.println("gospan inspect: " + esc(path) + " does not exist" + (path.startsWith("/proc") ? " (no such process?)" : ""));
+      return ExitCodes.ERROR;
+    } catch (AccessDeniedException e) {
+      err.println("gospan inspect: permission denied reading " + esc(path));
+      return ExitCodes.ERROR;
+    } catch (IOException e) {
+      err.println("gospan inspect: cannot read " + esc(path) + ": " + esc(e.getMessage()));
       return ExitCodes.ERROR;
     }
     try (GoBinary binary = GoBinary.open(path)) {
       return report(path, binary);
     } catch (GoBinaryException e) {
-      out.println("binary:  " + path);
-      out.println("verdict: unsupported: " + e.getMessage());
+      out.println("binary:  " + esc(path));
+      out.println("verdict: unsupported: " + esc(e.getMessage()));
       return ExitCodes.UNSUPPORTED;
+    } catch (NotRegularFileException e) {
+      err.println("gospan inspect: " + esc(e.getMessage())); // replaced since the check above
+      return ExitCodes.USAGE;
+    } catch (AccessDeniedException e) {
+      err.println("gospan inspect: permission denied reading " + esc(path));
+      return ExitCodes.ERROR;
     } catch (IOException e) {
-      System.err.println("gospan inspect: cannot read " + path + ": " + e.getMessage());
+      err.println("gospan inspect: cannot read " + esc(path) + ": " + esc(e.getMessage()));
       return ExitCodes.ERROR;
     }
+  }
+
+  /** Text that may come from the binary (or its file name), with non-printable characters escaped. */
+  private static String esc(Object text) {
+    return Printable.escape(text);
   }
 
   private int report(Path path, GoBinary binary) throws GoBinaryException {
     // the same inspection, with the same default preference, as `gospan run`'s discovery
     BinaryInspection inspection = BinaryInspection.inspect(path, binary, Preference.DWARF);
-    out.println("binary:   " + path);
-    out.println("go:       " + inspection.goVersion() + " (" + (inspection.registerAbi() ? "register ABI" : "stack ABI") + ")");
+    out.println("binary:   " + esc(path));
+    out.println("go:       " + esc(inspection.goVersion()) + " (" + (inspection.registerAbi() ? "register ABI" : "stack ABI") + ")");
     if (inspection.moduleInfo()) {
-      out.println("grpc-go:  " + inspection.grpcVersion().orElse("not linked"));
-      out.println("x/net:    " + inspection.xnetVersion().orElse("not linked"));
+      out.println("grpc-go:  " + esc(inspection.grpcVersion().orElse("not linked")));
+      out.println("x/net:    " + esc(inspection.xnetVersion().orElse("not linked")));
     } else {
       out.println("modules:  none recorded (GOPATH build): versions unknown");
     }
@@ -80,14 +110,14 @@ public final class InspectCommand implements Callable<Integer> {
         Probe p = plan.probe();
         GoFunction f = plan.function();
         String where = f == null ? "not in binary" : String.format("0x%x (file offset 0x%x, from %s)", f.entry(), f.fileOffset(), f.source().name().toLowerCase(Locale.ROOT));
-        out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), p.function(), where, plan.reason() == null ? "will attach" : "refused: " + plan.reason());
+        out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), p.function(), where, plan.reason() == null ? "will attach" : "refused: " + esc(plan.reason()));
       }
       out.println("offsets:");
       for (ProbeField field : ProbeField.values()) {
         FieldValue v = r.values().get(field);
         String value;
         if (v == null) {
-          value = "missing: " + r.missing().getOrDefault(field, "unknown") + (field.optional() ? " (optional)" : "");
+          value = "missing: " + esc(r.missing().getOrDefault(field, "unknown")) + (field.optional() ? " (optional)" : "");
         } else {
           value = show(field, v) + " (" + v.source().name().toLowerCase(Locale.ROOT) + ")";
         }
@@ -96,7 +126,7 @@ public final class InspectCommand implements Callable<Integer> {
     }
     Optional<String> unsupported = inspection.unsupported();
     if (unsupported.isPresent()) {
-      out.println("verdict:  " + unsupported.get());
+      out.println("verdict:  " + esc(unsupported.get()));
       return ExitCodes.UNSUPPORTED;
     }
     boolean client = inspection.clientSpans();

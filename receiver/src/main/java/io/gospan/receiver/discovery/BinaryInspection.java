@@ -5,6 +5,7 @@ import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.GoFunction;
 import io.gospan.offsets.buildinfo.BuildInfo;
 import io.gospan.offsets.buildinfo.Module;
+import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.catalog.OffsetsCatalog;
 import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.OffsetsResolver;
@@ -26,6 +27,10 @@ import java.util.Set;
  * {@link ProbeAttacher} attaches, defers and refuses what this says) and {@code gospan inspect}
  * (prints it), so the two cannot disagree: the versions in its build info, each probe's function
  * and {@link Action}, and the {@link #producesSpans() verdict}.
+ *
+ * <p>Every text it hands out that comes from the binary (versions, reasons) has its non-printable
+ * characters escaped ({@link Printable#escape}): it is printed by {@code inspect}, logged and
+ * exported as is.
  *
  * <p>A binary whose build info lists no grpc-go is not resolved (no offsets, no functions): the
  * DWARF of a large Go program that cannot be traced is not read.
@@ -83,15 +88,15 @@ public final class BinaryInspection {
   private BinaryInspection(
       Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, Optional<long[]> readOnlyData) {
     this.path = path;
-    this.goVersion = info.goVersion();
+    this.goVersion = Printable.escape(info.goVersion());
     this.registerAbi = registerAbi;
     this.moduleInfo = info.hasModuleInfo();
-    Optional<String> grpc = info.dependency("google.golang.org/grpc").map(Module::effectiveVersion);
+    Optional<String> grpc = info.dependency("google.golang.org/grpc").map(Module::effectiveVersion).map(Printable::escape);
     if (grpc.isEmpty() && info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false)) {
       grpc = Optional.of("(main module)");
     }
     this.grpcVersion = grpc;
-    this.xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion);
+    this.xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion).map(Printable::escape);
     this.resolution = resolution;
     this.readOnlyData = readOnlyData;
     Map<Probe, ProbePlan> p = new EnumMap<>(Probe.class);
@@ -106,7 +111,7 @@ public final class BinaryInspection {
       return new ProbePlan(probe, null, Action.ABSENT, "the binary does not link grpc-go");
     }
     GoFunction f = r.functions().get(probe);
-    String refusal = r.refusal(probe);
+    String refusal = r.refusal(probe) == null ? null : Printable.escape(r.refusal(probe));
     if (refusal != null) {
       return new ProbePlan(probe, f, probe.serveHttp() && f == null ? Action.ABSENT : Action.REFUSE, refusal);
     }

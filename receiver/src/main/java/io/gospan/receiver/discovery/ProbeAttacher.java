@@ -1,5 +1,6 @@
 package io.gospan.receiver.discovery;
 
+import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.probe.ExeKey;
@@ -100,9 +101,9 @@ public final class ProbeAttacher implements AutoCloseable {
           attachFailures.increment();
           binary.refuse(probe, "attach failed: " + e.getMessage());
           if (Files.exists(exe)) {
-            LOG.warn("attaching {} to {} failed: {}", probe, path, e.getMessage());
+            LOG.warn("attaching {} to {} failed: {}", probe, Printable.escape(path), e.getMessage());
           } else {
-            LOG.debug("{} vanished while attaching {}", path, probe);
+            LOG.debug("{} vanished while attaching {}", Printable.escape(path), probe);
           }
         }
       }
@@ -162,7 +163,7 @@ public final class ProbeAttacher implements AutoCloseable {
         binary.setDeferred(waiting.keySet());
         binary.setAttached(links.get(key).keySet());
         LOG.info("{} serves gRPC through {}'s HTTP/2 server (ServeHTTP): {} attached",
-            binary.path(), server == Probe.HttpServer.XNET ? "x/net" : "net/http", writeField);
+            Printable.escape(binary.path()), server == Probe.HttpServer.XNET ? "x/net" : "net/http", writeField);
       } catch (ProbeException e) {
         if (!Files.exists(p.get().exe())) {
           LOG.debug("pid {} exited while attaching {}", candidate, writeField);
@@ -172,7 +173,7 @@ public final class ProbeAttacher implements AutoCloseable {
         waiting.remove(writeField);
         binary.setDeferred(waiting.keySet());
         binary.refuse(writeField, "attach failed: " + e.getMessage());
-        LOG.warn("attaching {} to {} failed: {}", writeField, binary.path(), e.getMessage());
+        LOG.warn("attaching {} to {} failed: {}", writeField, Printable.escape(binary.path()), e.getMessage());
       }
       return;
     }
@@ -201,7 +202,7 @@ public final class ProbeAttacher implements AutoCloseable {
     }
     binary.setAttached(Set.of());
     probes.removeBinary(binary.key());
-    LOG.info("last process of {} exited: probes detached", binary.path());
+    LOG.info("last process of {} exited: probes detached", Printable.escape(binary.path()));
   }
 
   /** Detaches everything. */

@@ -2,6 +2,7 @@ package io.gospan.receiver.discovery;
 
 import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.NotGoBinaryException;
+import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.resolve.Preference;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.probe.ExeKey;
@@ -274,7 +275,7 @@ public final class Tracer implements AutoCloseable {
     watcher.follow(pid);
     LOG.info(
         "tracing pid {} ({}): {}, grpc-go {}, offsets from {}, probes attached {}{}",
-        pid, p.exePath(), binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
+        pid, Printable.escape(p.exePath()), binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
         binary.refused().isEmpty() ? "" : ", refused " + binary.refused());
     listener.attached(p, binary);
   }
@@ -288,13 +289,13 @@ public final class Tracer implements AutoCloseable {
     } catch (NotGoBinaryException e) {
       return skip(p, "not a Go binary");
     } catch (GoBinaryException e) {
-      return skip(p, "cannot be inspected: " + e.getMessage());
+      return skip(p, "cannot be inspected: " + Printable.escape(e.getMessage()));
     } catch (IOException e) {
       if (!Files.exists(p.reachable())) {
         LOG.debug("pid {} exited during inspection", p.pid());
         return null; // not remembered: nothing is wrong with the binary
       }
-      return skip(p, "cannot be read: " + e.getMessage());
+      return skip(p, "cannot be read: " + Printable.escape(e.getMessage()));
     }
     Optional<String> unsupported = inspection.unsupported();
     if (unsupported.isPresent()) {
@@ -312,7 +313,7 @@ public final class Tracer implements AutoCloseable {
   }
 
   private TracedBinary skip(ProcessEntry p, String reason) {
-    LOG.debug("not tracing {} (pid {}): {}", p.exePath(), p.pid(), reason);
+    LOG.debug("not tracing {} (pid {}): {}", Printable.escape(p.exePath()), p.pid(), Printable.escape(reason));
     skipped.put(p.key(), reason);
     return null;
   }
@@ -322,7 +323,7 @@ public final class Tracer implements AutoCloseable {
     if (binary == null) {
       return;
     }
-    LOG.info("pid {} ({}) exited", pid, binary.path());
+    LOG.info("pid {} ({}) exited", pid, Printable.escape(binary.path()));
     listener.exited(pid, binary);
     attacher.processExited(binary, pid);
   }
