@@ -53,8 +53,8 @@ final class ExportFailureLog implements SpanExporter {
     return result;
   }
 
-  /** Logs the spans lost to failed exports since the last call, if any. */
-  void report() {
+  /** Logs the spans lost to failed exports since the last call, if any; returns their number. */
+  long report() {
     long lost = spansLost.getAndSet(0);
     long calls = failedExports.getAndSet(0);
     if (lost > 0 || calls > 0) {
@@ -63,6 +63,7 @@ final class ExportFailureLog implements SpanExporter {
           "dropped {} span(s) in {} failed export(s) since the last report{} (counted in otel.sdk.processor.span.processed)",
           lost, calls, why != null ? "; last error: " + why : "");
     }
+    return lost;
   }
 
   @Override

@@ -38,6 +38,12 @@ import java.util.logging.Logger;
  * into the request object and appends it as one line. The logger is the process's: one file per
  * signal per JVM; a second one fails with {@link IllegalStateException} until the first is shut
  * down.
+ *
+ * <p>Cost: this public path builds each {@code ResourceSpans} as a string with the SDK's
+ * non-reusing marshalers; against the SDK's internal stream writer it used before, the sidecar's
+ * user-space CPU per traced call (client and server span, file to {@code /dev/null}) went from
+ * about 13 to about 16.5 µs, nearly all of it garbage collection (478 against 252 young
+ * collections for the same spans, 128 MiB heap). The OTLP exporters are not affected.
  */
 final class OtlpJsonFile extends Handler {
   private final Logger logger; // strong reference: java.util.logging holds loggers weakly

@@ -161,7 +161,7 @@ public final class Pipeline implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(this::expire, EXPIRE_PERIOD_MILLIS, EXPIRE_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(
         this::recalibrate, RECALIBRATE_PERIOD_SECONDS, RECALIBRATE_PERIOD_SECONDS, TimeUnit.SECONDS);
-    scheduler.scheduleWithFixedDelay(exportFailures::report, DROP_REPORT_SECONDS, DROP_REPORT_SECONDS, TimeUnit.SECONDS);
+    scheduler.scheduleWithFixedDelay(this::reportDrops, DROP_REPORT_SECONDS, DROP_REPORT_SECONDS, TimeUnit.SECONDS);
     // Resources of exited, never-registered processes go once no span of theirs can still end.
     java.time.Duration keepDead =
         config.streams().timeout().plus(config.streams().linkWait()).plusSeconds(30);
@@ -337,6 +337,11 @@ public final class Pipeline implements AutoCloseable {
       red.record(f);
     }
     spans.onEnd(new FinishedReadableSpan(f.span()));
+  }
+
+  /** Logs the spans lost to failed exports since the last report (also every {@value #DROP_REPORT_SECONDS} s); returns their number. */
+  long reportDrops() {
+    return exportFailures.report();
   }
 
   private void expire() {

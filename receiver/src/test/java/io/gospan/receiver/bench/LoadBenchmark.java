@@ -64,7 +64,9 @@ public final class LoadBenchmark {
       }
     }
     Path config = Files.createTempFile("gospan-bench", ".yaml");
-    Files.writeString(config, "exporter:\n  type: file\n  file:\n    path: /dev/null\nmetrics:\n  enabled: false\n"
+    // -Dgospan.bench.exporter=none leaves the span encoding out (the default writes OTLP JSON to /dev/null)
+    String exporter = System.getProperty("gospan.bench.exporter", "file");
+    Files.writeString(config, "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\nmetrics:\n  enabled: false\n"
         + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:19465\n");
     Map<String, List<Run>> without = new LinkedHashMap<>();
     Map<String, Map<String, List<Run>>> with = new LinkedHashMap<>();

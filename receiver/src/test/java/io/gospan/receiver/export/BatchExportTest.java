@@ -140,6 +140,8 @@ class BatchExportTest {
       calls(p, conn, 101, 1);
       assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
       assertThat(processed.exportFailed()).isEqualTo(4);
+      assertThat(p.reportDrops()).as("spans lost to failed exports, logged").isEqualTo(4);
+      assertThat(p.reportDrops()).as("nothing new since the last report").isZero();
 
       exporter.throwError = false;
       exporter.fail = false;
