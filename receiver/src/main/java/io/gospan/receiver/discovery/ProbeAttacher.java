@@ -21,7 +21,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * has passed without a process of it ({@link #expireLingering}, called on every scan), when more
  * than {@code maxLingering} binaries linger (the one lingering longest goes first), when every
  * BPF binary slot is taken and another binary needs one (likewise), and at once when its
- * executable was deleted (no new process can run it by that path). While it lingers it holds its
- * executable's inode (a deleted file's disk space is freed only when it is detached).
+ * executable had been deleted when gospan first saw it (the kernel named it "... (deleted)"). While
+ * it lingers it holds its executable's inode: a file deleted meanwhile keeps its disk space until
+ * then, and its inode number is not reused.
  *
  * <p>Every {@link GrpcProbes} call that attaches or registers goes through here. Changed by one
  * thread (the discovery thread; a test's thread); {@link #binary} and {@link #binaries} may be
@@ -71,7 +71,6 @@ public final class ProbeAttacher implements AutoCloseable {
   private final LongAdder attachFailures = new LongAdder();
   private final long lingerNanos;
   private final int maxLingering;
-  private final LongSupplier nanoClock;
   /** Owner thread only: the lingering binaries, in the order they began to (oldest first). */
   private final Map<ExeKey, TracedBinary> lingering = new LinkedHashMap<>();
   private final LongAdder lingerEnded = new LongAdder();
@@ -96,11 +95,6 @@ public final class ProbeAttacher implements AutoCloseable {
    * @throws IllegalArgumentException when {@code linger} or {@code maxLingering} is negative
    */
   public ProbeAttacher(GrpcProbes probes, ProcFs procFs, Duration linger, int maxLingering) {
-    this(probes, procFs, linger, maxLingering, System::nanoTime);
-  }
-
-  /** As above, with the clock ({@link System#nanoTime()}) given (tests). */
-  ProbeAttacher(GrpcProbes probes, ProcFs procFs, Duration linger, int maxLingering, LongSupplier nanoClock) {
     if (linger.isNegative() || maxLingering < 0) {
       throw new IllegalArgumentException("linger " + linger + " and max lingering " + maxLingering + " must not be negative");
     }
@@ -108,7 +102,6 @@ public final class ProbeAttacher implements AutoCloseable {
     this.procFs = procFs;
     this.lingerNanos = linger.toNanos();
     this.maxLingering = maxLingering;
-    this.nanoClock = nanoClock;
   }
 
   /**
@@ -184,7 +177,7 @@ public final class ProbeAttacher implements AutoCloseable {
   /**
    * {@code pid}, running {@code binary}, exited: with the last process, the binary lingers (its
    * probes stay attached), or its probes go when it may not linger (no linger configured, or its
-   * executable was deleted).
+   * executable was deleted before gospan saw it).
    */
   public void processExited(TracedBinary binary, int pid) {
     if (!binary.removePid(pid) || binaries.get(binary.key()) != binary) {
@@ -194,7 +187,7 @@ public final class ProbeAttacher implements AutoCloseable {
       detach(binary, "its last process exited");
       return;
     }
-    long now = nanoClock.getAsLong();
+    long now = System.nanoTime();
     binary.setLingeringSince(now == 0 ? 1 : now);
     lingering.put(binary.key(), binary);
     LOG.debug("last process of {} exited: probes stay attached for {} s", binary.path(), lingerNanos / 1_000_000_000.0);
@@ -210,7 +203,7 @@ public final class ProbeAttacher implements AutoCloseable {
    * @return how many were detached
    */
   public int expireLingering() {
-    long now = nanoClock.getAsLong();
+    long now = System.nanoTime();
     int n = 0;
     for (Iterator<TracedBinary> it = lingering.values().iterator(); it.hasNext(); ) {
       TracedBinary b = it.next();

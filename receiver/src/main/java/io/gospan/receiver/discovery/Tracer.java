@@ -298,7 +298,7 @@ public final class Tracer implements AutoCloseable {
    * it is not traceable (remembered).
    */
   private TracedBinary inspectAndAttach(ProcessEntry p) {
-    Path exe = p.reachable();
+    Path exe = durablePath(p);
     BinaryCache.FileIdentity id = null;
     try {
       id = BinaryCache.FileIdentity.of(exe);
@@ -325,6 +325,27 @@ public final class Tracer implements AutoCloseable {
       return skip(p, o.failure());
     }
     return o.binary();
+  }
+
+  /**
+   * A path to the process's executable that stays valid after the process exits: the
+   * executable's own path when it names the same file (device and inode) in gospan's mount
+   * namespace, else {@code /proc/<pid>/exe} (another mount namespace, a deleted file). A client
+   * that lives 20 ms exits while its binary is inspected (tens to hundreds of ms): its
+   * {@code /proc/<pid>/exe} is gone by the time the uprobes are attached, its own path is not.
+   */
+  static Path durablePath(ProcessEntry p) {
+    if (!p.exePath().endsWith(" (deleted)")) {
+      try {
+        Path own = p.executable();
+        if (own.isAbsolute() && ExeKey.of(own).equals(p.key())) {
+          return own;
+        }
+      } catch (IOException | RuntimeException e) {
+        // not reachable from this mount namespace
+      }
+    }
+    return p.reachable();
   }
 
   /** Reads the binary; null when it is not traceable (remembered unless the process just exited). */
