@@ -145,7 +145,8 @@ public final class GospanSidecar implements AutoCloseable {
       Preference preference = config.offsets().preferCatalog() ? Preference.CATALOG : Preference.DWARF;
       Sidecar.Options d = Sidecar.Options.defaults();
       Sidecar.Options options =
-          new Sidecar.Options(names, ringBufferBytes, scanInterval, selector, procFs, d.maxSkippedBinaries(), preference);
+          new Sidecar.Options(names, ringBufferBytes, scanInterval, selector, procFs, d.maxSkippedBinaries(), preference)
+              .withLinger(config.discovery().linger(), config.discovery().maxLingeringBinaries());
 
       Pipeline p = pipeline.build();
       Sidecar s;

@@ -387,6 +387,8 @@ public final class ConfigLoader {
   static void validate(GospanConfig c) {
     validateSelectors("discovery.instrument", c.discovery().instrument());
     validateSelectors("discovery.exclude_instrument", c.discovery().excludeInstrument());
+    check(!c.discovery().linger().isNegative(), "discovery.linger", "must not be negative");
+    check(c.discovery().maxLingeringBinaries() >= 0, "discovery.max_lingering_binaries", "must not be negative");
 
     List<String> allow = c.headers().allow();
     for (int i = 0; i < allow.size(); i++) {

@@ -21,7 +21,7 @@ public record GospanConfig(
     OffsetsConfig offsets) {
 
   public GospanConfig {
-    discovery = discovery != null ? discovery : new DiscoveryConfig(null, null);
+    discovery = discovery != null ? discovery : new DiscoveryConfig(null, null, null, null);
     headers = headers != null ? headers : new HeadersConfig(null);
     streams = streams != null ? streams : new StreamsConfig(null, null, null, null);
     semconv = semconv != null ? semconv : new SemconvConfig(null);
@@ -37,11 +37,22 @@ public record GospanConfig(
     return new GospanConfig(null, null, null, null, null, null, null, null, null);
   }
 
-  /** Which processes to trace. Empty {@code instrument} = every Go process that links grpc-go. */
-  public record DiscoveryConfig(List<Selector> instrument, List<Selector> excludeInstrument) {
+  /**
+   * Which processes to trace. Empty {@code instrument} = every Go process that links grpc-go.
+   *
+   * @param linger how long a binary's probes stay attached after its last process exited, so a
+   *     short-lived process of it (a command-line client) is traced from its first call; 0 =
+   *     detached with the last process. Default 10 minutes
+   * @param maxLingeringBinaries binaries lingering at once at most; beyond, the one lingering
+   *     longest is detached. Default 64
+   */
+  public record DiscoveryConfig(
+      List<Selector> instrument, List<Selector> excludeInstrument, Duration linger, Integer maxLingeringBinaries) {
     public DiscoveryConfig {
       instrument = instrument != null ? List.copyOf(instrument) : List.of();
       excludeInstrument = excludeInstrument != null ? List.copyOf(excludeInstrument) : List.of();
+      linger = linger != null ? linger : Duration.ofMinutes(10);
+      maxLingeringBinaries = maxLingeringBinaries != null ? maxLingeringBinaries : 64;
     }
   }
 

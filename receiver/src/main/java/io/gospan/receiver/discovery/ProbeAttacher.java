@@ -10,9 +10,12 @@ import io.gospan.receiver.probe.ProbeLink;
 import io.gospan.receiver.probe.ProbeOffsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,9 +28,20 @@ import org.slf4j.LoggerFactory;
 /**
  * Attaches the probes of inspected binaries and detaches them: per binary (device + inode) a
  * slot of offsets in the BPF maps and one uprobe link per probe, serving every process of the
- * binary; a count of the processes running it, the links and the slot going with the last; the
- * hpack WriteField probe of a ServeHTTP path attached only once that path serves gRPC ({@link
- * #serveHttpInUse}). What to attach is {@link BinaryInspection}'s: this class decides nothing.
+ * binary; the processes running it; the hpack WriteField probe of a ServeHTTP path attached only
+ * once that path serves gRPC ({@link #serveHttpInUse}). What to attach is {@link
+ * BinaryInspection}'s: this class decides nothing.
+ *
+ * <p>When the last process of a binary exits, its probes stay attached for {@code linger} (the
+ * binary <em>lingers</em>): a command-line client that runs for 20 ms and exits before discovery
+ * could attach anything is traced from its first call on its next run, as the probes and the
+ * offsets are per binary, not per process. A lingering binary is detached once {@code linger}
+ * has passed without a process of it ({@link #expireLingering}, called on every scan), when more
+ * than {@code maxLingering} binaries linger (the one lingering longest goes first), when every
+ * BPF binary slot is taken and another binary needs one (likewise), and at once when its
+ * executable had been deleted when gospan first saw it (the kernel named it "... (deleted)"). While
+ * it lingers it holds its executable's inode: a file deleted meanwhile keeps its disk space until
+ * then, and its inode number is not reused.
  *
  * <p>Every {@link GrpcProbes} call that attaches or registers goes through here. Changed by one
  * thread (the discovery thread; a test's thread); {@link #binary} and {@link #binaries} may be
@@ -56,20 +70,46 @@ public final class ProbeAttacher implements AutoCloseable {
   /** Owner thread only: deferred probes' function entry file offsets. */
   private final Map<ExeKey, Map<Probe, Long>> deferred = new HashMap<>();
   private final LongAdder attachFailures = new LongAdder();
+  private final long lingerNanos;
+  private final int maxLingering;
+  /** Owner thread only: the lingering binaries, in the order they began to (oldest first). */
+  private final Map<ExeKey, TracedBinary> lingering = new LinkedHashMap<>();
+  private final LongAdder lingerEnded = new LongAdder();
 
   /**
+   * Without lingering: a binary's probes are detached with its last process.
+   *
    * @param probes the loaded probes
    * @param procFs where a deferred probe finds a process of its binary to attach through
    */
   public ProbeAttacher(GrpcProbes probes, ProcFs procFs) {
+    this(probes, procFs, Duration.ZERO, 0);
+  }
+
+  /**
+   * @param probes the loaded probes
+   * @param procFs where a deferred probe finds a process of its binary to attach through
+   * @param linger how long a binary's probes stay attached after its last process exited ({@link
+   *     Duration#ZERO}: detached with it)
+   * @param maxLingering binaries lingering at once at most (0: none lingers); beyond, the one
+   *     lingering longest is detached
+   * @throws IllegalArgumentException when {@code linger} or {@code maxLingering} is negative
+   */
+  public ProbeAttacher(GrpcProbes probes, ProcFs procFs, Duration linger, int maxLingering) {
+    if (linger.isNegative() || maxLingering < 0) {
+      throw new IllegalArgumentException("linger " + linger + " and max lingering " + maxLingering + " must not be negative");
+    }
     this.probes = probes;
     this.procFs = procFs;
+    this.lingerNanos = linger.toNanos();
+    this.maxLingering = maxLingering;
   }
 
   /**
    * Registers a binary's offsets and attaches its probes as {@code inspection} plans them (the
    * deferred ones wait for {@link #serveHttpInUse}). The binary is then traced until its last
-   * process goes ({@link #processExited}) or {@link #close()}.
+   * process goes ({@link #processExited}) and its linger ends, or {@link #close()}. When every
+   * BPF binary slot is taken, lingering binaries are detached (oldest first) to free one.
    *
    * @param key the executable's device + inode
    * @param exe a path that reaches it ({@link ProcessEntry#reachable()})
@@ -81,10 +121,16 @@ public final class ProbeAttacher implements AutoCloseable {
       throw new IllegalStateException(path + " is attached already");
     }
     OffsetsResolution r = inspection.resolution().orElseThrow();
-    try {
-      probes.putBinary(key, ProbeOffsets.toGoOffsets(r), inspection.readOnlyData());
-    } catch (IllegalStateException e) {
-      return new Outcome(null, e.getMessage(), false);
+    while (true) {
+      try {
+        probes.putBinary(key, ProbeOffsets.toGoOffsets(r), inspection.readOnlyData());
+        break;
+      } catch (IllegalStateException e) { // every slot taken
+        if (lingering.isEmpty()) {
+          return new Outcome(null, e.getMessage(), false);
+        }
+        endLinger(lingering.values().iterator().next(), "its slot is needed for " + path);
+      }
     }
     TracedBinary binary = new TracedBinary(key, path, inspection);
     inspection.refused().forEach(binary::refuse);
@@ -120,18 +166,76 @@ public final class ProbeAttacher implements AutoCloseable {
     return new Outcome(binary, null, false);
   }
 
-  /** {@code pid} runs {@code binary} (attached here). */
+  /** {@code pid} runs {@code binary} (attached here): a lingering binary lingers no more. */
   public void processStarted(TracedBinary binary, int pid) {
     binary.addPid(pid);
+    if (lingering.remove(binary.key()) != null) {
+      binary.setLingeringSince(0);
+      LOG.debug("pid {} runs {}, whose probes lingered", pid, binary.path());
+    }
   }
 
-  /** {@code pid}, running {@code binary}, exited: with the last process, the probes go. */
+  /**
+   * {@code pid}, running {@code binary}, exited: with the last process, the binary lingers (its
+   * probes stay attached), or its probes go when it may not linger (no linger configured, or its
+   * executable was deleted before gospan saw it).
+   */
   public void processExited(TracedBinary binary, int pid) {
-    if (binary.removePid(pid) && binaries.get(binary.key()) == binary) {
-      // detached before it leaves the view: what binaries() lists is what is attached
-      detach(binary);
-      binaries.remove(binary.key());
+    if (!binary.removePid(pid) || binaries.get(binary.key()) != binary) {
+      return;
     }
+    if (lingerNanos == 0 || maxLingering == 0 || binary.path().endsWith(" (deleted)")) {
+      detach(binary, "its last process exited");
+      return;
+    }
+    long now = System.nanoTime();
+    binary.setLingeringSince(now == 0 ? 1 : now);
+    lingering.put(binary.key(), binary);
+    LOG.debug("last process of {} exited: probes stay attached for {} s", binary.path(), lingerNanos / 1_000_000_000.0);
+    while (lingering.size() > maxLingering) {
+      endLinger(lingering.values().iterator().next(), "more than " + maxLingering + " binaries linger");
+    }
+  }
+
+  /**
+   * Detaches the binaries that have lingered {@code linger} or longer (the owner thread, on every
+   * scan: a binary is detached within {@code linger} plus one scan interval).
+   *
+   * @return how many were detached
+   */
+  public int expireLingering() {
+    long now = System.nanoTime();
+    int n = 0;
+    for (Iterator<TracedBinary> it = lingering.values().iterator(); it.hasNext(); ) {
+      TracedBinary b = it.next();
+      if (now - b.lingeringSince() < lingerNanos) {
+        break; // oldest first: the others began later
+      }
+      it.remove();
+      b.setLingeringSince(0);
+      lingerEnded.increment();
+      detach(b, "no process of it for " + lingerNanos / 1_000_000_000.0 + " s (the linger)");
+      n++;
+    }
+    return n;
+  }
+
+  /** Detaches a lingering binary before its linger ends. */
+  private void endLinger(TracedBinary b, String why) {
+    lingering.remove(b.key());
+    b.setLingeringSince(0);
+    lingerEnded.increment();
+    detach(b, "it lingered without a process, and " + why);
+  }
+
+  /** Binaries whose probes stay attached without a process now. Any thread. */
+  public List<TracedBinary> lingering() {
+    return binaries.values().stream().filter(TracedBinary::lingering).toList();
+  }
+
+  /** Lingering binaries detached so far (their linger over, or evicted). Any thread. */
+  public long lingerEnded() {
+    return lingerEnded.sum();
   }
 
   /**
@@ -194,7 +298,8 @@ public final class ProbeAttacher implements AutoCloseable {
     return attachFailures.sum();
   }
 
-  private void detach(TracedBinary binary) {
+  /** Detaches {@code binary} and forgets it (it leaves {@link #binaries()} once detached). */
+  private void detach(TracedBinary binary, String reason) {
     Map<Probe, ProbeLink> l = links.remove(binary.key());
     deferred.remove(binary.key());
     if (l != null) {
@@ -202,15 +307,18 @@ public final class ProbeAttacher implements AutoCloseable {
     }
     binary.setAttached(Set.of());
     probes.removeBinary(binary.key());
-    LOG.info("last process of {} exited: probes detached", Printable.escape(binary.path()));
+    // detached before it leaves the view: what binaries() lists is what is attached
+    binaries.remove(binary.key());
+    LOG.info("{}: probes detached ({})", Printable.escape(binary.path()), reason);
   }
 
   /** Detaches everything. */
   @Override
   public void close() {
+    lingering.clear();
     for (TracedBinary b : List.copyOf(binaries.values())) {
-      detach(b);
-      binaries.remove(b.key());
+      b.setLingeringSince(0);
+      detach(b, "closing");
     }
   }
 }

@@ -29,6 +29,10 @@ public final class Sidecar implements AutoCloseable {
    * @param procFs the procfs to scan
    * @param maxSkippedBinaries how many unsuitable binaries are remembered (not re-inspected)
    * @param preference which source wins when the offsets catalog and DWARF disagree
+   * @param linger how long a binary's probes stay attached after its last process exited, so a
+   *     new process of it is traced from its first call ({@link Duration#ZERO}: detached with it)
+   * @param maxLingeringBinaries binaries whose probes stay attached without a process, at most
+   *     (the one lingering longest is detached first)
    */
   public record Options(
       HeaderNames headerNames,
@@ -37,16 +41,44 @@ public final class Sidecar implements AutoCloseable {
       ProcessSelector selector,
       ProcFs procFs,
       int maxSkippedBinaries,
-      io.gospan.offsets.resolve.Preference preference) {
+      io.gospan.offsets.resolve.Preference preference,
+      Duration linger,
+      int maxLingeringBinaries) {
 
-    /** With DWARF preferred over the catalog (the default). */
+    /** {@code discovery.linger}'s default. */
+    public static final Duration DEFAULT_LINGER = Duration.ofMinutes(10);
+    /** {@code discovery.max_lingering_binaries}' default. */
+    public static final int DEFAULT_MAX_LINGERING = 64;
+
+    public Options {
+      if (linger.isNegative() || maxLingeringBinaries < 0) {
+        throw new IllegalArgumentException("linger and maxLingeringBinaries must not be negative");
+      }
+    }
+
+    /** Without lingering (probes detached with a binary's last process). */
+    public Options(
+        HeaderNames headerNames, int ringBufferBytes, Duration scanInterval, ProcessSelector selector, ProcFs procFs,
+        int maxSkippedBinaries, io.gospan.offsets.resolve.Preference preference) {
+      this(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference, Duration.ZERO, 0);
+    }
+
+    /** With DWARF preferred over the catalog, without lingering (probes detached with a binary's last process). */
     public Options(
         HeaderNames headerNames, int ringBufferBytes, Duration scanInterval, ProcessSelector selector, ProcFs procFs, int maxSkippedBinaries) {
       this(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, io.gospan.offsets.resolve.Preference.DWARF);
     }
 
+    /** The defaults: scan every 500 ms, DWARF preferred, linger 10 minutes (at most 64 binaries). */
     public static Options defaults() {
-      return new Options(HeaderNames.defaults(), 1 << 22, Duration.ofMillis(500), ProcessSelector.all(), ProcFs.system(), 4096);
+      return new Options(HeaderNames.defaults(), 1 << 22, Duration.ofMillis(500), ProcessSelector.all(), ProcFs.system(), 4096)
+          .withLinger(DEFAULT_LINGER, DEFAULT_MAX_LINGERING);
+    }
+
+    /** These options with another linger (see {@link #linger()}, {@link #maxLingeringBinaries()}). */
+    public Options withLinger(Duration linger, int maxLingeringBinaries) {
+      return new Options(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference,
+          linger, maxLingeringBinaries);
     }
   }
 
@@ -64,7 +96,7 @@ public final class Sidecar implements AutoCloseable {
                 .withNewProcesses(this::undiscovered));
     this.tracer =
         new Tracer(
-            options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs()), listener,
+            options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()), listener,
             options.maxSkippedBinaries(), options.preference());
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     poller.setDaemon(true);

@@ -26,6 +26,8 @@ public final class TracedBinary {
   private volatile Set<Probe> deferred = Set.of();
   private volatile Map<Probe, String> refused = Map.of();
   private volatile Set<Integer> pids = Set.of();
+  /** {@link System#nanoTime()} when its last process exited while its probes stayed attached; 0: not lingering. */
+  private volatile long lingeringSince;
 
   TracedBinary(ExeKey key, String path, BinaryInspection inspection) {
     this.key = key;
@@ -83,6 +85,14 @@ public final class TracedBinary {
     return pids;
   }
 
+  /**
+   * Whether no process runs the binary now while its probes stay attached ({@code
+   * discovery.linger}): a new process of it is traced from its first call.
+   */
+  public boolean lingering() {
+    return lingeringSince != 0;
+  }
+
   /** "dwarf", "catalog", or "catalog+dwarf": where the offsets came from. */
   public String offsetsSource() {
     return offsetsSource;
@@ -102,6 +112,15 @@ public final class TracedBinary {
     Map<Probe, String> m = new LinkedHashMap<>(refused);
     m.put(probe, reason);
     refused = Collections.unmodifiableMap(m);
+  }
+
+  /** {@link System#nanoTime()} when it began lingering (never 0), or 0 when it does not linger. */
+  long lingeringSince() {
+    return lingeringSince;
+  }
+
+  void setLingeringSince(long nanoTime) {
+    lingeringSince = nanoTime;
   }
 
   /** Adds a process; returns whether it is new. */

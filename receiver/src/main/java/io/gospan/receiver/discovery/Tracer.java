@@ -8,6 +8,7 @@ import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.probe.ExeKey;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,10 +36,14 @@ import org.slf4j.LoggerFactory;
  *   <li>the matcher, {@link ProcessSelector}: which processes may be traced;
  *   <li>{@link BinaryInspection}: once per binary (device + inode), whether it gives spans and
  *       which probes attach; unsuitable binaries are remembered (bounded) and not read again;
+ *       the inspections of traceable ones are kept by file identity ({@link BinaryCache}:
+ *       device, inode, size, mtime, ctime; bounded), so a binary attached again after it was
+ *       detached, or reached by another hard link, is not read again;
  *   <li>{@link ProbeAttacher}: the binary's offsets and probes, once (every process of the binary
- *       is then traced from its first call, even before a scan sees it), detached with its last
- *       process; hpack WriteField attached once its ServeHTTP path serves gRPC ({@link
- *       #serveHttpInUse}).
+ *       is then traced from its first call, even before a scan sees it), kept attached for the
+ *       linger after its last process exits ({@link ProbeAttacher#expireLingering} on every scan),
+ *       so a short-lived process of a binary seen before is traced from its first call; hpack
+ *       WriteField attached once its ServeHTTP path serves gRPC ({@link #serveHttpInUse}).
  * </ol>
  *
  * <p>Other threads hand work to the discovery thread ({@link #execed}, {@link #serveHttpInUse},
@@ -51,6 +56,12 @@ public final class Tracer implements AutoCloseable {
 
   /** Tasks queued for the discovery thread at most (exec notices beyond are lost: the next scan finds them). */
   static final int MAX_QUEUED = 1 << 16;
+
+  /**
+   * Inspections of traceable binaries kept after their probes are detached (each a few KB: the
+   * resolved offsets and the probed functions' entries).
+   */
+  static final int INSPECTIONS_CACHED = 256;
 
   /** Called on the discovery thread, except {@link #undiscovered}. */
   public interface Listener {
@@ -80,6 +91,8 @@ public final class Tracer implements AutoCloseable {
   private final Map<ExeKey, String> skipped;
 
   private final LongAdder inspections = new LongAdder();
+  /** Discovery thread only (its counters: any). */
+  private final BinaryCache<BinaryInspection> inspectionCache = new BinaryCache<>(INSPECTIONS_CACHED);
 
   private final ScheduledThreadPoolExecutor executor;
   private volatile Thread discoveryThread;
@@ -234,6 +247,7 @@ public final class Tracer implements AutoCloseable {
   private void scanOnce() {
     ProcessWatcher.Changes changes = watcher.scan();
     changes.exited().forEach(this::exited);
+    attacher.expireLingering();
     changes.started().forEach(this::consider);
   }
 
@@ -280,28 +294,30 @@ public final class Tracer implements AutoCloseable {
     listener.attached(p, binary);
   }
 
-  /** Inspects a binary once and attaches its probes; null when it is not traceable (remembered). */
+  /**
+   * Inspects a binary (or takes its inspection from the cache) and attaches its probes; null when
+   * it is not traceable (remembered).
+   */
   private TracedBinary inspectAndAttach(ProcessEntry p) {
-    inspections.increment();
-    BinaryInspection inspection;
+    Path exe = durablePath(p);
+    BinaryCache.FileIdentity id = null;
     try {
-      inspection = BinaryInspection.inspect(p.reachable(), preference);
-    } catch (NotGoBinaryException e) {
-      return skip(p, "not a Go binary");
-    } catch (GoBinaryException e) {
-      return skip(p, "cannot be inspected: " + Printable.escape(e.getMessage()));
-    } catch (IOException e) {
-      if (!Files.exists(p.reachable())) {
-        LOG.debug("pid {} exited during inspection", p.pid());
-        return null; // not remembered: nothing is wrong with the binary
-      }
-      return skip(p, "cannot be read: " + Printable.escape(e.getMessage()));
+      id = BinaryCache.FileIdentity.of(exe);
+    } catch (IOException | RuntimeException e) {
+      // exited meanwhile, or not stat'able: inspected without the cache (and fails the same way)
     }
-    Optional<String> unsupported = inspection.unsupported();
-    if (unsupported.isPresent()) {
-      return skip(p, unsupported.get());
+    if (id != null && !id.key().equals(p.key())) {
+      id = null; // the pid names another process now: no cache for this race
     }
-    ProbeAttacher.Outcome o = attacher.attach(p.key(), p.reachable(), p.exePath(), inspection);
+    BinaryInspection cached = id == null ? null : inspectionCache.get(id).orElse(null);
+    BinaryInspection inspection = cached != null ? cached : inspect(p, exe);
+    if (inspection == null) {
+      return null;
+    }
+    if (cached == null && id != null) {
+      inspectionCache.put(id, inspection);
+    }
+    ProbeAttacher.Outcome o = attacher.attach(p.key(), exe, p.exePath(), inspection);
     if (o.binary() == null) {
       if (o.exeGone()) {
         LOG.debug("pid {} exited while attaching", p.pid());
@@ -312,7 +328,52 @@ public final class Tracer implements AutoCloseable {
     return o.binary();
   }
 
-  private TracedBinary skip(ProcessEntry p, String reason) {
+  /**
+   * A path to the process's executable that stays valid after the process exits: the
+   * executable's own path when it names the same file (device and inode) in gospan's mount
+   * namespace, else {@code /proc/<pid>/exe} (another mount namespace, a deleted file). A client
+   * that lives 20 ms exits while its binary is inspected (tens to hundreds of ms): its
+   * {@code /proc/<pid>/exe} is gone by the time the uprobes are attached, its own path is not.
+   */
+  static Path durablePath(ProcessEntry p) {
+    if (!p.exePath().endsWith(" (deleted)")) {
+      try {
+        Path own = p.executable();
+        if (own.isAbsolute() && ExeKey.of(own).equals(p.key())) {
+          return own;
+        }
+      } catch (IOException | RuntimeException e) {
+        // not reachable from this mount namespace
+      }
+    }
+    return p.reachable();
+  }
+
+  /** Reads the binary; null when it is not traceable (remembered unless the process just exited). */
+  private BinaryInspection inspect(ProcessEntry p, Path exe) {
+    inspections.increment();
+    BinaryInspection inspection;
+    try {
+      inspection = BinaryInspection.inspect(exe, preference);
+    } catch (NotGoBinaryException e) {
+      return skip(p, "not a Go binary");
+    } catch (GoBinaryException e) {
+      return skip(p, "cannot be inspected: " + Printable.escape(e.getMessage()));
+    } catch (IOException e) {
+      if (!Files.exists(exe)) {
+        LOG.debug("pid {} exited during inspection", p.pid());
+        return null; // not remembered: nothing is wrong with the binary
+      }
+      return skip(p, "cannot be read: " + Printable.escape(e.getMessage()));
+    }
+    Optional<String> unsupported = inspection.unsupported();
+    if (unsupported.isPresent()) {
+      return skip(p, unsupported.get());
+    }
+    return inspection;
+  }
+
+  private <T> T skip(ProcessEntry p, String reason) {
     LOG.debug("not tracing {} (pid {}): {}", Printable.escape(p.exePath()), p.pid(), Printable.escape(reason));
     skipped.put(p.key(), reason);
     return null;
@@ -350,9 +411,19 @@ public final class Tracer implements AutoCloseable {
     return attacher.binaries();
   }
 
-  /** Binaries inspected so far (each once while it stays known). */
+  /** Binaries lingering now: no process runs them, their probes stay attached. */
+  public List<TracedBinary> lingering() {
+    return attacher.lingering();
+  }
+
+  /** Binaries read so far (each once while it stays known, or its inspection stays cached). */
   public long inspections() {
     return inspections.sum();
+  }
+
+  /** Binaries attached again without being read: their inspection came from the cache. */
+  public long inspectionCacheHits() {
+    return inspectionCache.hits();
   }
 
   /** Probe attachments the kernel refused. */

@@ -54,6 +54,18 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void lingerKeys() {
+    assertThat(GospanConfig.defaults().discovery().linger()).isEqualTo(Duration.ofMinutes(10));
+    assertThat(GospanConfig.defaults().discovery().maxLingeringBinaries()).isEqualTo(64);
+    GospanConfig c = parse("discovery:\n  linger: 30s\n  max_lingering_binaries: 5\n");
+    assertThat(c.discovery().linger()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(c.discovery().maxLingeringBinaries()).isEqualTo(5);
+    assertThat(parse("discovery:\n  linger: 0s\n").discovery().linger()).isZero();
+    assertProblem("discovery:\n  linger: PT-1S\n", "discovery.linger", "negative");
+    assertProblem("discovery:\n  max_lingering_binaries: -1\n", "discovery.max_lingering_binaries", "negative");
+  }
+
+  @Test
   void shippedExamplesParse() throws Exception {
     try (var files = Files.list(Path.of("..", "config", "examples"))) {
       List<Path> yamls = files.filter(f -> f.toString().endsWith(".yaml")).toList();
