@@ -64,9 +64,13 @@ public final class LoadBenchmark {
       }
     }
     Path config = Files.createTempFile("gospan-bench", ".yaml");
-    // -Dgospan.bench.exporter=none leaves the span encoding out (the default writes OTLP JSON to /dev/null)
+    // -Dgospan.bench.exporter=none leaves the span encoding out (the default writes OTLP JSON to
+    // /dev/null); =otlp exports over OTLP/gRPC to a receiver in this JVM that only counts
     String exporter = System.getProperty("gospan.bench.exporter", "file");
-    Files.writeString(config, "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\nmetrics:\n  enabled: false\n"
+    CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
+    Files.writeString(config, "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\n"
+        + (receiver != null ? "  otlp:\n    endpoint: " + receiver.endpoint() + "\n" : "")
+        + "metrics:\n  enabled: false\n"
         + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:19465\n");
     Map<String, List<Run>> without = new LinkedHashMap<>();
     Map<String, Map<String, List<Run>>> with = new LinkedHashMap<>();
@@ -101,6 +105,10 @@ public final class LoadBenchmark {
           }
         }
       }
+    }
+    if (receiver != null) {
+      System.out.printf("%nOTLP/gRPC receiver counted %d spans%n", receiver.spans.sum());
+      receiver.close();
     }
     for (Map.Entry<String, Path> jar : jars.entrySet()) {
       System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s; median of rounds%n%n", jar.getKey(), jar.getValue(),
