@@ -123,7 +123,7 @@ class BatchExportTest {
   }
 
   @Test
-  void failedAndThrowingExportsAreCountedAndExportGoesOn() {
+  void failedAndThrowingExportsAreCountedAndExportGoesOn() throws Exception {
     GateExporter exporter = new GateExporter();
     exporter.gate.countDown();
     exporter.fail = true;
