@@ -7,7 +7,6 @@ import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.metrics.RedMetrics;
 import io.gospan.receiver.metrics.TelemetryServer;
-import io.gospan.receiver.span.AssemblyMetrics;
 import io.gospan.receiver.span.FinishedSpan;
 import io.gospan.receiver.span.MonotonicClock;
 import io.gospan.receiver.span.ProcFsProcessMetadata;
