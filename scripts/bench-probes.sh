@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples/build.sh >/dev/null
-mvn -B -q -ntp -pl receiver -am -DskipTests test-compile
-mvn -B -q -ntp -pl receiver dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
+# in one reactor run, so gospan's own modules resolve to their target/classes, not to whatever
+# snapshot ~/.m2 holds (none on a new machine)
+mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
 cp=$(cat receiver/target/test-classpath.txt)
 if [ -n "${BASELINE_REV:-}" ]; then
   tmp=$(mktemp -d)

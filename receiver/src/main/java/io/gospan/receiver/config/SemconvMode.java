@@ -4,7 +4,11 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Locale;
 
-/** Which generation of the OpenTelemetry RPC semantic conventions spans and metrics carry. */
+/**
+ * {@code semconv.rpc}: which generation of the OpenTelemetry RPC semantic conventions spans and
+ * metrics carry. What each mode emits is decided once, in {@code span.RpcSemconv.Mode}, which the
+ * pipeline maps this to.
+ */
 public enum SemconvMode {
   /** Current names: {@code rpc.system.name}, {@code rpc.method} = {@code pkg.Service/Method}, {@code rpc.response.status_code}. */
   STABLE,
@@ -12,14 +16,6 @@ public enum SemconvMode {
   OLD,
   /** Both ({@code OTEL_SEMCONV_STABILITY_OPT_IN=rpc/dup}); where a key exists in both, the current value wins. */
   DUP;
-
-  public boolean emitStable() {
-    return this != OLD;
-  }
-
-  public boolean emitOld() {
-    return this != STABLE;
-  }
 
   @JsonValue
   public String configName() {
