@@ -1,6 +1,6 @@
 package io.gospan.receiver.discovery;
 
-import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
 import java.time.Duration;
@@ -88,7 +88,7 @@ public final class Sidecar implements AutoCloseable {
   private volatile boolean running = true;
   private volatile boolean execsWatched;
 
-  private Sidecar(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
+  private Sidecar(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {
     // The tracer exists before the first event can arrive: probes attach only once it scans.
     this.probes =
         GrpcProbes.open(
@@ -113,7 +113,7 @@ public final class Sidecar implements AutoCloseable {
    *
    * @throws io.gospan.receiver.bpf.BpfException when the probes cannot be loaded
    */
-  public static Sidecar start(Options options, Consumer<HeaderEvent> events, Tracer.Listener listener) {
+  public static Sidecar start(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {
     Sidecar s = new Sidecar(options, events, listener);
     try {
       s.probes.watchExecs(s.tracer::execed);

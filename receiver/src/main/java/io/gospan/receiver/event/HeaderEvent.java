@@ -31,7 +31,8 @@ public record HeaderEvent(
     int streamId,
     boolean endStream,
     List<HeaderField> fields,
-    boolean fieldsTruncated) {
+    boolean fieldsTruncated)
+    implements ProbeEvent {
 
   public HeaderEvent {
     fields = fields == null ? List.of() : List.copyOf(fields);

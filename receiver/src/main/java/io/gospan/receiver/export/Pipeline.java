@@ -3,7 +3,7 @@ package io.gospan.receiver.export;
 import io.gospan.receiver.config.ConfigLoader;
 import io.gospan.receiver.config.ExporterType;
 import io.gospan.receiver.config.GospanConfig;
-import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.metrics.RedMetrics;
 import io.gospan.receiver.metrics.TelemetryServer;
@@ -245,7 +245,7 @@ public final class Pipeline implements AutoCloseable {
   // ------------------------------------------------------------------------------ API for the reader
 
   /** Feeds one decoded event. Thread-safe; never waits for export. */
-  public void accept(HeaderEvent event) {
+  public void accept(ProbeEvent event) {
     assembler.accept(event);
   }
 

@@ -8,6 +8,7 @@ import io.gospan.receiver.bpf.BpfProgram;
 import io.gospan.receiver.bpf.RingBuffer;
 import io.gospan.receiver.bpf.StructLayout;
 import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.event.ProbeKind;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -73,7 +74,7 @@ public final class GrpcProbes implements AutoCloseable {
       String object,
       HeaderNames headerNames,
       int ringBufferBytes,
-      Consumer<HeaderEvent> sink,
+      Consumer<ProbeEvent> sink,
       HeaderEventDecoder.NewProcessListener newProcesses,
       RingBuffer.RecordHandler rawTap) {
 
@@ -85,7 +86,7 @@ public final class GrpcProbes implements AutoCloseable {
     }
 
     /** grpc.bpf.o, no new-process listener, no raw tap. */
-    public static Options of(HeaderNames headerNames, int ringBufferBytes, Consumer<HeaderEvent> sink) {
+    public static Options of(HeaderNames headerNames, int ringBufferBytes, Consumer<ProbeEvent> sink) {
       return new Options(OBJECT, headerNames, ringBufferBytes, sink, (pid, exe) -> { }, null);
     }
 
@@ -114,7 +115,7 @@ public final class GrpcProbes implements AutoCloseable {
       nameMap.update(HeaderNames.key(names.name(id)), new byte[] {(byte) id}, BpfMap.BPF_ANY);
     }
     RingBuffer.RecordHandler rawTap = options.rawTap();
-    Consumer<HeaderEvent> sink = options.sink();
+    Consumer<ProbeEvent> sink = options.sink();
     this.ringBuffer =
         RingBuffer.open(
             object.map("events"),

@@ -3,9 +3,11 @@ package io.gospan.receiver.span;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.HeaderPolicy;
+import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
+import io.gospan.receiver.event.StreamParent;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.metrics.LongCounter;
@@ -260,7 +262,22 @@ public final class SpanAssembler {
 
   // ------------------------------------------------------------------------------------ input
 
-  /** Feeds one event. Never blocks on export. */
+  /** Feeds one event of either kind. Never blocks on export. */
+  public void accept(ProbeEvent e) {
+    if (e instanceof HeaderEvent h) {
+      accept(h);
+    } else {
+      accept((StreamParent) e);
+    }
+  }
+
+  /**
+   * Feeds the parent of a client stream (in-process propagation). Not used yet: the client span
+   * stays a root.
+   */
+  public synchronized void accept(StreamParent p) {}
+
+  /** Feeds one header event. Never blocks on export. */
   public synchronized void accept(HeaderEvent e) {
     long now = clock.monotonicNow();
     String problem = validate(e);

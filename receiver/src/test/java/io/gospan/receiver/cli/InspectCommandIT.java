@@ -58,7 +58,7 @@ class InspectCommandIT {
     Sidecar.Options d = Sidecar.Options.defaults();
     Sidecar.Options opts = new Sidecar.Options(d.headerNames(), 1 << 22, Duration.ofMillis(100),
         new ProcessSelector(List.of(new ProcessSelector.Rule(dir + "/*", null, null, null)), List.of()), d.procFs(), 16);
-    try (Sidecar sidecar = Sidecar.start(opts, events::add, new Tracer.Listener() {});
+    try (Sidecar sidecar = Sidecar.start(opts, e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {});
         ExampleApps.Server s = ExampleApps.startServer(dir)) {
       sidecar.tracer().scan();
       ExampleApps.runClient(ExampleApps.build(), s.address(), "-n", "2");

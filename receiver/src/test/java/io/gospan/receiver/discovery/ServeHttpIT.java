@@ -56,7 +56,7 @@ class ServeHttpIT {
     Sidecar.Options d = Sidecar.Options.defaults();
     Sidecar.Options opts = new Sidecar.Options(d.headerNames(), 1 << 22, Duration.ofMillis(100),
         new ProcessSelector(List.of(new ProcessSelector.Rule(examples + "/*", null, null, null)), List.of()), d.procFs(), 16);
-    try (Sidecar sidecar = Sidecar.start(opts, events::add, new Tracer.Listener() {});
+    try (Sidecar sidecar = Sidecar.start(opts, e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {});
         ExampleApps.Server s = ExampleApps.startServer(examples, serverFlags)) {
       assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
       await(() -> sidecar.tracer().traced().containsKey((int) s.pid()), "server traced");

@@ -75,7 +75,7 @@ class SidecarIT {
   @Test
   void followsServersOfTwoBinariesAsTheyStartExitAndRestart() throws Exception {
     List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
-    try (Sidecar sidecar = Sidecar.start(fastScan(), events::add, new Tracer.Listener() {})) {
+    try (Sidecar sidecar = Sidecar.start(fastScan(), e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {})) {
       assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
       Tracer tracer = sidecar.tracer();
       List<ExampleApps.Server> servers = new ArrayList<>();
@@ -129,7 +129,7 @@ class SidecarIT {
     Sidecar.Options d = fastScan();
     Sidecar.Options slow = new Sidecar.Options(d.headerNames(), d.ringBufferBytes(), Duration.ofSeconds(30), d.selector(), d.procFs(), 100);
     try (ExampleApps.Server s = ExampleApps.startServer(current);
-        Sidecar sidecar = Sidecar.start(slow, events::add, new Tracer.Listener() {})) {
+        Sidecar sidecar = Sidecar.start(slow, e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {})) {
       assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
       assertThat(sidecar.tracer().traced()).containsKey((int) s.pid());
       // make the client binary known through a running instance first, then start a new
@@ -173,7 +173,7 @@ class SidecarIT {
     Sidecar.Options d = fastScan();
     Sidecar.Options slow = new Sidecar.Options(d.headerNames(), d.ringBufferBytes(), Duration.ofSeconds(60), d.selector(), d.procFs(), 100);
     List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
-    try (Sidecar sidecar = Sidecar.start(slow, events::add, new Tracer.Listener() {})) {
+    try (Sidecar sidecar = Sidecar.start(slow, e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {})) {
       assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
       assertThat(sidecar.watchesExecs()).as("exec notices attached").isTrue();
       Path fifo = Files.createTempDirectory("gospan-exec").resolve("go");
@@ -209,7 +209,7 @@ class SidecarIT {
     String line = new java.io.BufferedReader(new java.io.InputStreamReader(server.getInputStream())).readLine();
     assertThat(line).startsWith("listening on ");
     Files.delete(copy);
-    try (Sidecar sidecar = Sidecar.start(fastScan(), events::add, new Tracer.Listener() {})) {
+    try (Sidecar sidecar = Sidecar.start(fastScan(), e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {})) {
       assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
       await(() -> sidecar.tracer().traced().containsKey((int) server.pid()), "the deleted binary's process traced");
       assertThat(sidecar.tracer().traced().get((int) server.pid()).path()).endsWith("(deleted)");
@@ -225,7 +225,7 @@ class SidecarIT {
   void aHundredShortLivedProcessesLeaveNoGrowth() throws Exception {
     List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
     try (ExampleApps.Server s = ExampleApps.startServer(current);
-        Sidecar sidecar = Sidecar.start(fastScan(), events::add, new Tracer.Listener() {})) {
+        Sidecar sidecar = Sidecar.start(fastScan(), e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {})) {
       assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
       Path older = SidecarIT.older;
       // warm-up: one of each, so lazily created JVM state exists before measuring

@@ -43,7 +43,7 @@ final class ProbeSession implements AutoCloseable {
   ProbeSession(String object, HeaderNames names) {
     probes =
         GrpcProbes.open(
-            GrpcProbes.Options.of(names, 1 << 24, events::add)
+            GrpcProbes.Options.of(names, 1 << 24, e -> { if (e instanceof HeaderEvent h) events.add(h); })
                 .withObject(object)
                 .withRawTap(
                     r -> {
