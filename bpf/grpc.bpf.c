@@ -12,7 +12,7 @@
  *
  * One object, split by concern into the headers included at the end (as OBI splits its
  * tracers): the maps and load-time settings here, then process.bpf.h, headers.bpf.h,
- * transport.bpf.h, serve_http.bpf.h.
+ * transport.bpf.h, serve_http.bpf.h, propagation.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -168,3 +168,4 @@ static __always_inline void count(enum gospan_probe probe, enum gospan_counter c
 #include "headers.bpf.h"    /* header fields, records, a received HEADERS frame */
 #include "transport.bpf.h"  /* grpc-go's transport: writeHeader, operateHeaders */
 #include "serve_http.bpf.h" /* the ServeHTTP path: processHeaders, the trailers' encoding */
+#include "propagation.bpf.h" /* in-process propagation: handleStream, NewStream's returns */

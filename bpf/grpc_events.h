@@ -32,7 +32,12 @@ enum gospan_probe {
 	PROBE_NETHTTP_PROCESS_HEADERS = 8,
 	PROBE_NETHTTP_WRITE_RES_HEADERS = 9,
 	PROBE_NETHTTP_WRITE_HEADER_BLOCK = 10,
-	PROBE_COUNT = 11,
+	/* In-process propagation (propagation.bpf.h, docs/propagation.md): */
+	PROBE_SERVER_HANDLE_STREAM = 11,        /* grpc (*Server).handleStream: a server stream's handler goroutine
+						 * and ctx; records nothing, sends nothing */
+	PROBE_HTTP2_CLIENT_NEW_STREAM = 12,     /* (*http2Client).NewStream, at its RET instructions: a new
+						 * client stream's parent server stream (struct stream_parent_event) */
+	PROBE_COUNT = 13,
 };
 
 /* Per-probe counters, in the `probe_counters` per-CPU array at [probe * COUNTER_COUNT + counter]. */
@@ -45,8 +50,11 @@ enum gospan_counter {
 	COUNTER_UNKNOWN_ITAB = 5,    /* the net.Conn is of a type we cannot unwrap */
 	COUNTER_FIELD_TRUNCATED = 6, /* a header name or value was cut to fit */
 	COUNTER_SKIPPED = 7,         /* a hit that needs no record: response headers before the trailers (not
-				      * wanted), an HTTP/2 server's request that is not gRPC, or its trailers */
-	COUNTER_COUNT = 8,
+				      * wanted), an HTTP/2 server's request that is not gRPC, or its trailers;
+				      * handleStream of a ServeHTTP stream (id 0); NewStream returning an error */
+	COUNTER_NO_PARENT = 8,       /* a client stream whose parent server stream was not found (goroutine,
+				      * ctx walk, parent goroutine): it stays a root */
+	COUNTER_COUNT = 9,
 };
 
 /* The traced binary: device and inode of the task's executable (mm->exe_file). */
@@ -72,6 +80,10 @@ enum gospan_limits {
 /* net.Conn wrappers unwrapped to reach the *net.TCPConn (syscallConn -> tls.Conn -> TCPConn;
  * h2c bufConn -> TCPConn). */
 #define GOSPAN_MAX_CONN_WRAPS 3
+/* Levels of a context.Context chain walked up from a new client stream's ctx to find the server
+ * stream it descends from (propagation.bpf.h; docs/propagation.md: a plain handler is ~5 levels,
+ * each interceptor or library adds some; OpenTelemetry Go found 10 too few). */
+#define GOSPAN_MAX_CTX_DEPTH 24
 
 #define GOSPAN_TAG(t) __attribute__((btf_decl_tag(t)))
 
@@ -83,6 +95,8 @@ enum gospan_limits {
  *   GO_MEMBER("type member ...")  the byte offset of a member path: (type, member) steps, added
  *   GO_SIZE("type")               the byte size of a Go type
  *   GO_ITAB("name")               the link-time address of go:itab.<name>
+ *   GO_POINTER("type member")     1 when the member's Go type is a pointer, 0 when it is not (e.g. an
+ *                                 embedded struct held by value); unknown (-1) when there is no such member
  *   GO_NEEDS(probe, ...)          the probes that cannot be attached without it; a member
  *                                 without it is optional (only degrades events when unknown)
  *   GO_UNCATALOGUED               found in DWARF only: the offsets catalog does not cover it
@@ -94,6 +108,7 @@ enum gospan_limits {
 #define GO_MEMBER(path) GOSPAN_TAG("gospan:member=" path)
 #define GO_SIZE(type) GOSPAN_TAG("gospan:size=" type)
 #define GO_ITAB(name) GOSPAN_TAG("gospan:itab=" name)
+#define GO_POINTER(path) GOSPAN_TAG("gospan:pointer=" path)
 #define GO_NEEDS(...) GOSPAN_TAG("gospan:needs=" #__VA_ARGS__)
 #define GO_UNCATALOGUED GOSPAN_TAG("gospan:uncatalogued")
 #define GO_COPY(name, http2, hpack, embed) GOSPAN_TAG("gospan:copy=" #name ";" http2 ";" hpack ";" embed)
@@ -187,8 +202,10 @@ struct go_offsets {
 	__s32 framer_writer GO_MEMBER(GRPC_TRANSPORT "framer writer");
 	__s32 buf_writer_conn GO_MEMBER(GRPC_TRANSPORT "bufWriter conn");
 	/* http2Client.conn, http2Server.conn net.Conn */
-	__s32 http2_client_conn GO_MEMBER(GRPC_TRANSPORT "http2Client conn") GO_NEEDS(PROBE_HTTP2_CLIENT_OPERATE_HEADERS);
-	__s32 http2_server_conn GO_MEMBER(GRPC_TRANSPORT "http2Server conn") GO_NEEDS(PROBE_HTTP2_SERVER_OPERATE_HEADERS);
+	__s32 http2_client_conn GO_MEMBER(GRPC_TRANSPORT "http2Client conn")
+		GO_NEEDS(PROBE_HTTP2_CLIENT_OPERATE_HEADERS, PROBE_HTTP2_CLIENT_NEW_STREAM);
+	__s32 http2_server_conn GO_MEMBER(GRPC_TRANSPORT "http2Server conn")
+		GO_NEEDS(PROBE_HTTP2_SERVER_OPERATE_HEADERS, PROBE_SERVER_HANDLE_STREAM);
 	/* MetaHeadersFrame.HeadersFrame *HeadersFrame, MetaHeadersFrame.Fields []hpack.HeaderField,
 	 * HeadersFrame.FrameHeader.Flags (uint8; END_STREAM = 0x1), .StreamID uint32 (x/net http2 frame.go) */
 	__s32 meta_headers_frame_headers_frame GO_MEMBER(XNET_HTTP2 "MetaHeadersFrame HeadersFrame") NEEDS_OPERATE_HEADERS;
@@ -223,8 +240,37 @@ struct go_offsets {
 		GO_COPY(XNET, XNET_HTTP2, XNET_HPACK, "") GO_UNCATALOGUED;
 	struct http_server_offsets nethttp /* net/http's bundled http2 (Go src/net/http/h2_bundle.go) */
 		GO_COPY(NETHTTP, "net/http.http2", "vendor/" XNET_HPACK, "http2") GO_UNCATALOGUED;
+
+	/* In-process propagation (propagation.bpf.h; docs/propagation.md §1, §2, §6 for the layouts by
+	 * grpc-go and Go version). DWARF only this far: stripped binaries get neither probe. */
+	/* grpc (*Server).handleStream(s *Server, t ServerTransport, stream *transport.Stream |
+	 * *transport.ServerStream[, trInfo *traceInfo]) (grpc-go server.go): t's data word (the
+	 * *http2Server, or a *serverHandlerTransport whose streams have id 0), the stream */
+	struct go_loc handle_stream_t GO_ARG(PROBE_SERVER_HANDLE_STREAM, "t", 1) GO_UNCATALOGUED;
+	struct go_loc handle_stream_stream GO_ARG(PROBE_SERVER_HANDLE_STREAM, "stream", 0) GO_UNCATALOGUED;
+	/* transport.Stream.id uint32, .ctx context.Context: every grpc-go; since v1.69 inside
+	 * ServerStream and ClientStream, as an embedded *Stream (v1.69-v1.76) or Stream (v1.77+) */
+	__s32 stream_id GO_MEMBER(GRPC_TRANSPORT "Stream id")
+		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM) GO_UNCATALOGUED;
+	__s32 stream_ctx GO_MEMBER(GRPC_TRANSPORT "Stream ctx")
+		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM) GO_UNCATALOGUED;
+	__s32 server_stream_stream GO_MEMBER(GRPC_TRANSPORT "ServerStream Stream") GO_UNCATALOGUED;
+	__s32 server_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ServerStream Stream") GO_UNCATALOGUED;
+	__s32 client_stream_stream GO_MEMBER(GRPC_TRANSPORT "ClientStream Stream") GO_UNCATALOGUED;
+	__s32 client_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ClientStream Stream") GO_UNCATALOGUED;
+	/* A client stream's transport: Stream.ct, *http2Client up to v1.65, the ClientTransport
+	 * interface (data word: the *http2Client) v1.66-v1.68; ClientStream.ct *http2Client v1.69+ */
+	__s32 stream_ct GO_MEMBER(GRPC_TRANSPORT "Stream ct") GO_UNCATALOGUED;
+	__s32 stream_ct_ptr GO_POINTER(GRPC_TRANSPORT "Stream ct") GO_UNCATALOGUED;
+	__s32 client_stream_ct GO_MEMBER(GRPC_TRANSPORT "ClientStream ct") GO_UNCATALOGUED;
+	/* runtime.g.goid (runtime/runtime2.go; moved in Go 1.23 and 1.25), .parentGoid (Go >= 1.21:
+	 * the goroutine that started this one; optional) */
+	__s32 g_goid GO_MEMBER("runtime.g goid")
+		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM) GO_UNCATALOGUED;
+	__s32 g_parent_goid GO_MEMBER("runtime.g parentGoid") GO_UNCATALOGUED;
+	__u8 _pad_propagation[4];
 };
-_Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128, "struct go_offsets is 440 bytes");
+_Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128 + 64, "struct go_offsets is 504 bytes");
 
 /* A slot of the `binaries` map: a traced binary's offsets, found by the uprobe's attach cookie. */
 struct binary {
@@ -239,7 +285,7 @@ struct binary {
 	__u64 name_cache[GOSPAN_NAME_CACHE_SLOTS];
 	struct go_offsets offsets;
 };
-_Static_assert(sizeof(struct binary) == 40 + 8 * GOSPAN_NAME_CACHE_SLOTS + 440, "struct binary is 736 bytes");
+_Static_assert(sizeof(struct binary) == 40 + 8 * GOSPAN_NAME_CACHE_SLOTS + 504, "struct binary is 800 bytes");
 
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
@@ -295,6 +341,55 @@ struct header_event {
 };
 _Static_assert(sizeof(struct header_event) == 96 + GOSPAN_MAX_FIELDS * 128, "struct header_event is 1376 bytes");
 
+/* How the parent of a client stream was found (struct stream_parent_event.via). */
+enum stream_parent_via {
+	VIA_GOROUTINE = 0,        /* the calling goroutine runs the server stream's handler */
+	VIA_CONTEXT = 1,          /* the client stream's ctx descends from the server stream's */
+	VIA_PARENT_GOROUTINE = 2, /* the calling goroutine was started by the handler's (Go >= 1.21 g.parentGoid) */
+};
+
+/* One ring buffer record per client stream whose parent server stream (same process) was found,
+ * sent by PROBE_HTTP2_CLIENT_NEW_STREAM. Its first 32 bytes are laid out as struct header_event's
+ * (ts_ns, pid, tid, conn_id, stream_id, probe, side), so user space dispatches on `probe`. */
+struct stream_parent_event {
+	__u64 ts_ns;     /* bpf_ktime_get_ns() when NewStream returned the stream */
+	__u32 pid;       /* thread group id */
+	__u32 tid;
+	__u64 conn_id;   /* the client stream's connection: http2Client.conn's data pointer, as the
+			  * client's header events carry it */
+	__u32 stream_id; /* the client stream's HTTP/2 stream id */
+	__u8 probe;      /* enum gospan_probe */
+	__u8 side;       /* SIDE_CLIENT */
+	__u8 via;        /* enum stream_parent_via */
+	__u8 depth;      /* VIA_CONTEXT: ctx levels walked up from the client stream's ctx (0: itself) */
+	__u64 parent_conn_id;   /* the server stream's connection: http2Server.conn's data pointer */
+	__u32 parent_stream_id; /* the server stream's HTTP/2 stream id */
+	__u8 _pad[4];
+	struct exe_key exe; /* the task's executable */
+};
+_Static_assert(sizeof(struct stream_parent_event) == 64, "struct stream_parent_event is 64 bytes");
+
+/* Keys of the propagation maps (ctx_streams, g_streams): a context node's data pointer or a goroutine
+ * id, within one process. */
+struct stream_key {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 id; /* ctx_streams: the context's data word; g_streams: the goid */
+};
+_Static_assert(sizeof(struct stream_key) == 16, "struct stream_key is 16 bytes");
+
+/* A server stream, as the server's header events identify it. */
+struct server_stream_ref {
+	__u64 conn_id;   /* http2Server.conn's data pointer */
+	__u32 stream_id;
+	__u32 _pad;
+	/* ctx_streams: the context node's parent data word when it was stored. A node freed with its
+	 * stream and its memory reused for another context node (whose parent differs) is then not
+	 * taken for the server stream's. g_streams: 0 (goroutine ids are never reused). */
+	__u64 fingerprint;
+};
+_Static_assert(sizeof(struct server_stream_ref) == 24, "struct server_stream_ref is 24 bytes");
+
 /*
  * A probe's identity, on the program that implements it (clang >= 14 btf_decl_tag: a
  * BTF_KIND_DECL_TAG on the program's BTF function; libbpf drops the tags before loading on a
@@ -307,17 +402,30 @@ _Static_assert(sizeof(struct header_event) == 96 + GOSPAN_MAX_FIELDS * 128, "str
  *                               of its own
  *   GOSPAN_LAZY                 attached only once the binary is seen serving gRPC through the
  *                               ServeHTTP path (a hit per header field of every encoder)
+ *   GOSPAN_AT_RETURNS           attached at every RET instruction of the function (one uprobe each,
+ *                               found by disassembling it), not at its entry: it reads results
+ *   GOSPAN_REGISTER_ABI         reads Go's ABIInternal registers directly (R14 = g, RAX = first
+ *                               result): not attached to stack-ABI binaries (Go <= 1.16)
+ *   GOSPAN_PARENTS              sends struct stream_parent_event records (user space: StreamParent)
+ *   GOSPAN_IN_PROCESS           an in-process propagation probe: links a process's client calls to the
+ *                               server call they are made for; attached all together or not at all,
+ *                               and spans do not need them
  */
 #define GOSPAN_PROBE(id, function) GOSPAN_TAG("gospan:probe=" #id) GOSPAN_TAG("gospan:function=" function)
 #define GOSPAN_SERVER(copy) GOSPAN_TAG("gospan:server=" #copy)
 #define GOSPAN_EVENT(kind) GOSPAN_TAG("gospan:event=" #kind)
 #define GOSPAN_LAZY GOSPAN_TAG("gospan:lazy")
+#define GOSPAN_AT_RETURNS GOSPAN_TAG("gospan:at_returns")
+#define GOSPAN_REGISTER_ABI GOSPAN_TAG("gospan:register_abi")
+#define GOSPAN_PARENTS GOSPAN_TAG("gospan:parents")
+#define GOSPAN_IN_PROCESS GOSPAN_TAG("gospan:in_process")
 
 /* Every type and enum of the contract, for user space: a type reaches the object's BTF only if
  * something in the object uses it, and grpc.bpf.c points one unused global at this. */
 struct gospan_contract {
 	struct binary binary;
 	struct header_event header_event;
+	struct stream_parent_event stream_parent_event;
 	enum gospan_probe probe;
 	enum gospan_counter counter;
 	enum gospan_limits limits;
@@ -325,6 +433,7 @@ struct gospan_contract {
 	enum header_field_flags field_flags;
 	enum gospan_side side;
 	enum go_loc_kind loc_kind;
+	enum stream_parent_via via;
 };
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

@@ -82,9 +82,33 @@ class ContractGeneratorTest {
         new ContractGenerator.FieldSpec("B_A_X", "b.a_x", "arg", List.of("x"), 1, List.of("B_X"), true, "B"),
         new ContractGenerator.FieldSpec("B_M", "b.m", "member", List.of("x.y/http2.T", "f"), 0, List.of("B_X"), true, "B"));
     String probeEnum = ContractGenerator.probeEnum(probes);
-    assertThat(probeEnum).contains("A(0, \"uprobe_a\", \"pkg.(*T).a\", null, false)")
-        .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true)");
-    assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("A(Probe.A, ProbeKind.KIND_A)").contains("B_X(Probe.B_X, null)");
+    assertThat(probeEnum).contains("A(0, \"uprobe_a\", \"pkg.(*T).a\", null, false, false, false, false)")
+        .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true, false, false, false)");
+    assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("A(Probe.A, ProbeKind.KIND_A, false)")
+        .contains("B_X(Probe.B_X, null, false)");
+  }
+
+  @Test
+  void atReturnsRegisterAbiParentsAndPointerFacts() throws Exception {
+    Btf btf = compile(TWO_PROBES
+        .replace("#define GO_NEEDS", "#define GO_POINTER(path) GOSPAN_TAG(\"gospan:pointer=\" path)\n#define GO_NEEDS")
+        .replace("__s32 opt GO_MEMBER(\"pkg.T h\");", "__s32 opt GO_MEMBER(\"pkg.T h\"); __s32 opt_ptr GO_POINTER(\"pkg.T h\") GO_NEEDS(PROBE_B_X);")
+        .replace("GOSPAN_SERVER(srv) GOSPAN_LAZY", "GOSPAN_TAG(\"gospan:at_returns\") GOSPAN_TAG(\"gospan:register_abi\") GOSPAN_TAG(\"gospan:parents\") GOSPAN_TAG(\"gospan:in_process\")"));
+    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    assertThat(probes.get(1)).isEqualTo(
+        new ContractGenerator.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", null, null, false, true, true, true, true));
+    assertThat(ContractGenerator.fields(btf, probes)).contains(
+        new ContractGenerator.FieldSpec("OPT_PTR", "opt_ptr", "pointer", List.of("pkg.T", "h"), 0, List.of("B_X"), true, null));
+    assertThat(ContractGenerator.probeEnum(probes)).contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", null, false, true, true, true)");
+    assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("B_X(Probe.B_X, null, true)");
+    assertThat(ContractGenerator.probeFieldEnum(ContractGenerator.fields(btf, probes)))
+        .contains("OPT_PTR(Kind.POINTER, EnumSet.of(Probe.B_X), true, null, 0, \"pkg.T\", \"h\")");
+  }
+
+  @Test
+  void refusesAProbeSendingTwoKindsOfRecord() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("GOSPAN_EVENT(KIND_A)", "GOSPAN_EVENT(KIND_A) GOSPAN_TAG(\"gospan:parents\")"));
+    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("a probe sends one kind of record");
   }
 
   @Test

@@ -157,7 +157,8 @@ public final class OffsetsCatalog {
    */
   public Answer lookup(ProbeField field, BinaryVersions versions) {
     if (!field.catalogued()) {
-      return Answer.none("the catalog does not cover the ServeHTTP path yet (DWARF only)", false);
+      return Answer.none("the catalog does not cover " + (field.server() != null ? "the ServeHTTP path" : field.cName())
+          + " yet (DWARF only)", false);
     }
     String section = section(field, versions.registerAbi());
     if (section == null) {

@@ -200,6 +200,19 @@ public final class OffsetsResolver {
         }
         break;
       }
+      case POINTER: {
+        // Whether a member is held through a pointer: its DWARF type's name starts with '*'
+        // (e.g. transport.ServerStream's embedded *Stream in grpc-go v1.69-v1.76, Stream by value since).
+        String type = field.path().get(0);
+        String member = field.path().get(1);
+        Optional<io.gospan.offsets.dwarf.Member> m = dwarf.struct(type).flatMap(s -> s.member(member));
+        if (m.isPresent()) {
+          values.put(field, new FieldValue(null, m.get().typeName().startsWith("*") ? 1 : 0, FieldValue.Source.DWARF));
+        } else {
+          missing.put(field, "DWARF has no member " + type + "." + member);
+        }
+        break;
+      }
       case SIZE: {
         OptionalLong size = dwarf.typeSize(field.path().get(0));
         if (size.isPresent()) {

@@ -11,9 +11,13 @@ import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.OffsetsResolver;
 import io.gospan.offsets.resolve.Preference;
 import io.gospan.offsets.resolve.Probe;
+import io.gospan.offsets.resolve.ProbeField;
+import io.gospan.offsets.code.FunctionCode;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -58,8 +62,19 @@ public final class BinaryInspection {
    *
    * @param function its function's entry, null when the binary lacks it
    * @param reason why it is not attached ({@link Action#REFUSE}, {@link Action#ABSENT}), else null
+   * @param returns for a probe attached at its function's returns ({@link Probe#atReturns()}) and
+   *     not refused: the file offsets of the function's {@code RET} instructions, one uprobe each
+   *     (decoded with {@link FunctionCode}); empty otherwise
    */
-  public record ProbePlan(Probe probe, GoFunction function, Action action, String reason) {}
+  public record ProbePlan(Probe probe, GoFunction function, Action action, String reason, List<Long> returns) {
+    public ProbePlan {
+      returns = List.copyOf(returns);
+    }
+
+    public ProbePlan(Probe probe, GoFunction function, Action action, String reason) {
+      this(probe, function, action, reason, List.of());
+    }
+  }
 
   /**
    * The gRPC served through one HTTP/2 server copy's {@code ServeHTTP} (grpc-go
@@ -86,7 +101,8 @@ public final class BinaryInspection {
   private final Map<Probe, ProbePlan> plans;
 
   private BinaryInspection(
-      Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, Optional<long[]> readOnlyData) {
+      Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, Optional<long[]> readOnlyData,
+      Map<Probe, Object> returns) {
     this.path = path;
     this.goVersion = Printable.escape(info.goVersion());
     this.registerAbi = registerAbi;
@@ -101,21 +117,81 @@ public final class BinaryInspection {
     this.readOnlyData = readOnlyData;
     Map<Probe, ProbePlan> p = new EnumMap<>(Probe.class);
     for (Probe probe : Probe.values()) {
-      p.put(probe, plan(probe, resolution));
+      p.put(probe, plan(probe, resolution, registerAbi, returns.get(probe)));
+    }
+    // The in-process probes are useful only together (handleStream records what NewStream's
+    // returns look up): one refused, none is attached, and its reason is theirs.
+    ProbePlan refusedInProcess = Probe.inProcessLinking().stream().map(p::get)
+        .filter(x -> x.action() != Action.ATTACH).findFirst().orElse(null);
+    if (refusedInProcess != null) {
+      for (Probe probe : Probe.inProcessLinking()) {
+        ProbePlan x = p.get(probe);
+        if (x.action() == Action.ATTACH) {
+          p.put(probe, new ProbePlan(probe, x.function(), Action.REFUSE, "attached only with "
+              + refusedInProcess.probe().name().toLowerCase(Locale.ROOT) + ", refused: " + refusedInProcess.reason()));
+        }
+      }
     }
     this.plans = Collections.unmodifiableMap(p);
   }
 
-  private static ProbePlan plan(Probe probe, OffsetsResolution r) {
+  /**
+   * @param returns for a probe at its function's returns: the RETs' file offsets ({@code
+   *     List<Long>}), or why the function's code could not be decoded ({@code String})
+   */
+  private static ProbePlan plan(Probe probe, OffsetsResolution r, boolean registerAbi, Object returns) {
     if (r == null) {
       return new ProbePlan(probe, null, Action.ABSENT, "the binary does not link grpc-go");
     }
     GoFunction f = r.functions().get(probe);
     String refusal = r.refusal(probe) == null ? null : Printable.escape(r.refusal(probe));
+    if (refusal == null && probe.registerAbiOnly() && !registerAbi) {
+      refusal = "stack ABI (Go <= 1.16): the probe reads Go's register ABI (g in R14, results in RAX)";
+    }
+    if (refusal == null && probe.atReturns()) {
+      if (returns instanceof String why) {
+        refusal = why;
+      } else if (returns instanceof List<?> l && l.isEmpty()) {
+        refusal = "no RET instruction in " + probe.function();
+      }
+    }
     if (refusal != null) {
       return new ProbePlan(probe, f, probe.serveHttp() && f == null ? Action.ABSENT : Action.REFUSE, refusal);
     }
-    return new ProbePlan(probe, f, probe.writeField() ? Action.DEFER : Action.ATTACH, null);
+    List<Long> rets = new ArrayList<>();
+    if (probe.atReturns() && returns instanceof List<?> l) {
+      l.forEach(o -> rets.add((Long) o));
+    }
+    return new ProbePlan(probe, f, probe.writeField() ? Action.DEFER : Action.ATTACH, null, rets);
+  }
+
+  /**
+   * The file offsets of the RET instructions of each at-returns probe's function ({@link
+   * Probe#atReturns()}), decoded with Capstone ({@link FunctionCode}); a one-line reason instead
+   * when the code cannot be decoded.
+   */
+  private static Map<Probe, Object> returns(GoBinary b, OffsetsResolution r) {
+    Map<Probe, Object> out = new EnumMap<>(Probe.class);
+    if (r == null) {
+      return out;
+    }
+    for (Probe probe : Probe.values()) {
+      GoFunction f = r.functions().get(probe);
+      if (!probe.atReturns() || f == null) {
+        continue;
+      }
+      try {
+        FunctionCode code = FunctionCode.of(b, f);
+        List<Long> offsets = new ArrayList<>();
+        for (long ret : code.returns()) {
+          offsets.add(f.fileOffset() + (ret - f.entry()));
+        }
+        out.put(probe, offsets);
+      } catch (GoBinaryException | RuntimeException e) {
+        out.put(probe, "its code cannot be decoded to find its returns: " + Printable.escape(e.getMessage()));
+      }
+    }
+    return out;
   }
 
   /**
@@ -142,7 +218,8 @@ public final class BinaryInspection {
         || info.dependency("google.golang.org/grpc").isPresent()
         || info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false);
     OffsetsResolution r = grpcLinked ? OffsetsResolver.resolve(b, OffsetsCatalog.embedded(), preference) : null;
-    return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? b.elf().readOnlyData() : Optional.empty());
+    return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? b.elf().readOnlyData() : Optional.empty(),
+        returns(b, r));
   }
 
   /** The path inspected. */
@@ -229,6 +306,27 @@ public final class BinaryInspection {
   public boolean serverSpans() {
     Set<Probe> ok = attachable();
     return ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_SERVER_OPERATE_HEADERS);
+  }
+
+  /**
+   * Whether the client calls this binary makes while serving a call are linked to that call
+   * (in-process propagation: {@link Probe#inProcessLinking()} all attached): "yes (ctx walk,
+   * goroutine, parent goroutine)" (the ways the parent is looked for; parent goroutine on Go >=
+   * 1.21, where {@code runtime.g} has {@code parentGoid}), or "no: " and the reason.
+   */
+  public String inProcessLinking() {
+    for (Probe p : Probe.inProcessLinking()) {
+      ProbePlan plan = plans.get(p);
+      if (plan.action() != Action.ATTACH) {
+        String why = plan.reason() == null ? "not attached" : plan.reason();
+        if (why.startsWith("attached only with ")) {
+          continue; // the other's reason is the real one
+        }
+        return "no: " + p.name().toLowerCase(Locale.ROOT) + " " + why;
+      }
+    }
+    boolean parentGoid = resolution != null && resolution.values().containsKey(ProbeField.G_PARENT_GOID);
+    return "yes (ctx walk, goroutine" + (parentGoid ? ", parent goroutine)" : ")");
   }
 
   /** Whether events carry the socket 4-tuple, linking a client span to its server span. */

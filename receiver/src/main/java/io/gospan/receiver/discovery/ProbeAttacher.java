@@ -142,7 +142,9 @@ public final class ProbeAttacher implements AutoCloseable {
         waiting.put(probe, plan.function().fileOffset());
       } else if (plan.action() == BinaryInspection.Action.ATTACH) {
         try {
-          attached.put(probe, probes.attach(ProbeOffsets.probe(probe), key, exe, plan.function().fileOffset()));
+          attached.put(probe, probe.atReturns()
+              ? probes.attachAt(ProbeOffsets.probe(probe), key, exe, plan.returns())
+              : probes.attach(ProbeOffsets.probe(probe), key, exe, plan.function().fileOffset()));
         } catch (ProbeException e) {
           attachFailures.increment();
           binary.refuse(probe, "attach failed: " + e.getMessage());

@@ -25,7 +25,8 @@ import java.util.function.Consumer;
 
 /**
  * The loaded {@code grpc.bpf.o}: per-binary offsets, attached uprobes, the {@code events} ring
- * buffer decoded into {@link HeaderEvent}s, and the BPF counters. One thread polls; the other
+ * buffer decoded into {@link HeaderEvent}s and {@link io.gospan.receiver.event.StreamParent}s, and
+ * the BPF counters. One thread polls; the other
  * methods may be called from any thread.
  */
 public final class GrpcProbes implements AutoCloseable {
@@ -122,6 +123,13 @@ public final class GrpcProbes implements AutoCloseable {
             record -> {
               if (rawTap != null) {
                 rawTap.onRecord(record.duplicate());
+              }
+              if (HeaderEventDecoder.isStreamParent(record)) {
+                io.gospan.receiver.event.StreamParent p = decoder.decodeStreamParent(record);
+                if (p != null) {
+                  sink.accept(p);
+                }
+                return;
               }
               HeaderEventDecoder.Decoded d = decoder.decodeRecord(record);
               if (d != null) {
@@ -301,6 +309,36 @@ public final class GrpcProbes implements AutoCloseable {
       return new ProbeLink(
           object.program(probe.program()).attachUprobe(binary, probeFileOffset(binary, entryFileOffset), BpfProgram.ALL_PIDS, cookie));
     } catch (io.gospan.receiver.bpf.BpfException e) {
+      throw new ProbeException(e);
+    }
+  }
+
+  /**
+   * Attaches a probe at each of {@code fileOffsets} as they are (no prologue is skipped): the
+   * {@code RET} instructions of its function, for a probe that reads the function's results
+   * ({@code GOSPAN_AT_RETURNS}; plain uprobes, never uretprobes: Go moves goroutine stacks). One
+   * link holds them all, with the cookie of {@code key}'s slot, as {@link #attach}.
+   *
+   * @throws ProbeException when the kernel refuses one (those attached already are detached)
+   * @throws IllegalArgumentException when {@code fileOffsets} is empty
+   */
+  public ProbeLink attachAt(GrpcProbe probe, ExeKey key, Path binary, java.util.List<Long> fileOffsets) {
+    if (fileOffsets.isEmpty()) {
+      throw new IllegalArgumentException(probe + ": no address to attach to");
+    }
+    long cookie;
+    synchronized (cookies) {
+      cookie = cookies.getOrDefault(key, 0L);
+    }
+    java.util.List<BpfLink> links = new java.util.ArrayList<>();
+    try {
+      BpfProgram program = object.program(probe.program());
+      for (long offset : fileOffsets) {
+        links.add(program.attachUprobe(binary, offset, BpfProgram.ALL_PIDS, cookie));
+      }
+      return new ProbeLink(links);
+    } catch (io.gospan.receiver.bpf.BpfException e) {
+      links.forEach(BpfLink::close);
       throw new ProbeException(e);
     }
   }

@@ -5,6 +5,7 @@ import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
+import io.gospan.receiver.event.StreamParent;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -15,9 +16,11 @@ import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Turns {@code struct header_event} ring buffer records into {@link HeaderEvent}s. A record that
- * cannot be a valid event (short, unknown probe or a probe that sends no records of its own,
- * unknown side, field id not given out) is counted and dropped, never thrown.
+ * Turns {@code struct header_event} ring buffer records into {@link HeaderEvent}s, and {@code
+ * struct stream_parent_event} records into {@link StreamParent}s (the probe byte, at the same
+ * place in both, tells which: {@link GrpcProbe#sendsStreamParents()}). A record that cannot be a
+ * valid event (short, unknown probe or a probe that sends no records of its own, unknown side,
+ * field id not given out, a parent naming no stream) is counted and dropped, never thrown.
  */
 public final class HeaderEventDecoder {
 
@@ -67,6 +70,59 @@ public final class HeaderEventDecoder {
    * @param event the event
    */
   public record Decoded(GrpcProbe probe, ExeKey exe, HeaderEvent event) {}
+
+  private static final int PROBE_BYTE = GrpcLayouts.HEADER_EVENT.offset("probe");
+
+  static {
+    if (GrpcLayouts.STREAM_PARENT_EVENT.offset("probe") != PROBE_BYTE) {
+      throw new AssertionError("struct stream_parent_event.probe is not where struct header_event.probe is");
+    }
+  }
+
+  /**
+   * Whether a record (little-endian, position 0) is a {@code struct stream_parent_event}: its
+   * probe sends those ({@code GOSPAN_PARENTS}).
+   */
+  public static boolean isStreamParent(ByteBuffer b) {
+    if (b.remaining() <= PROBE_BYTE) {
+      return false;
+    }
+    GrpcProbe p = GrpcProbe.ofId(Byte.toUnsignedInt(b.get(PROBE_BYTE)));
+    return p != null && p.sendsStreamParents();
+  }
+
+  /**
+   * Decodes one {@code struct stream_parent_event} record (little-endian, position 0): a client
+   * stream's parent server stream in the same process.
+   *
+   * @return the event, or {@code null} when the record is malformed (counted): short, from a probe
+   *     that sends no such records, an unknown {@code via}, or a zero connection or stream id
+   */
+  public StreamParent decodeStreamParent(ByteBuffer b) {
+    StructLayoutOffsets.Parent o = StructLayoutOffsets.PARENT;
+    if (!isStreamParent(b) || b.remaining() < GrpcLayouts.STREAM_PARENT_EVENT.size()) {
+      malformed.increment();
+      return null;
+    }
+    int via = Byte.toUnsignedInt(b.get(o.via));
+    StreamParent.Via v = via == GrpcConstants.VIA_GOROUTINE ? StreamParent.Via.GOROUTINE
+        : via == GrpcConstants.VIA_CONTEXT ? StreamParent.Via.CONTEXT
+        : via == GrpcConstants.VIA_PARENT_GOROUTINE ? StreamParent.Via.PARENT_GOROUTINE : null;
+    long conn = b.getLong(o.connId);
+    long parentConn = b.getLong(o.parentConnId);
+    int stream = b.getInt(o.streamId);
+    int parentStream = b.getInt(o.parentStreamId);
+    if (v == null || conn == 0 || parentConn == 0 || stream == 0 || parentStream == 0) {
+      malformed.increment();
+      return null;
+    }
+    int pid = b.getInt(o.pid);
+    ExeKey exe = new ExeKey(b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("dev")), b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("ino")));
+    if (!exe.equals(seen.put(pid, exe))) {
+      newProcesses.firstEvent(pid, exe);
+    }
+    return new StreamParent(pid, b.getInt(o.tid), b.getLong(o.ts), conn, stream, parentConn, parentStream, v);
+  }
 
   /**
    * Decodes one record (little-endian, position 0).
@@ -162,5 +218,20 @@ public final class HeaderEventDecoder {
     final int fieldFlags = GrpcLayouts.HEADER_FIELD.offset("flags");
     final int valueLen = GrpcLayouts.HEADER_FIELD.offset("value_len");
     final int value = GrpcLayouts.HEADER_FIELD.offset("value");
+
+    static final Parent PARENT = new Parent();
+
+    /** Offsets into a {@code struct stream_parent_event}. */
+    static final class Parent {
+      final int ts = GrpcLayouts.STREAM_PARENT_EVENT.offset("ts_ns");
+      final int pid = GrpcLayouts.STREAM_PARENT_EVENT.offset("pid");
+      final int tid = GrpcLayouts.STREAM_PARENT_EVENT.offset("tid");
+      final int connId = GrpcLayouts.STREAM_PARENT_EVENT.offset("conn_id");
+      final int streamId = GrpcLayouts.STREAM_PARENT_EVENT.offset("stream_id");
+      final int via = GrpcLayouts.STREAM_PARENT_EVENT.offset("via");
+      final int parentConnId = GrpcLayouts.STREAM_PARENT_EVENT.offset("parent_conn_id");
+      final int parentStreamId = GrpcLayouts.STREAM_PARENT_EVENT.offset("parent_stream_id");
+      final int exe = GrpcLayouts.STREAM_PARENT_EVENT.offset("exe");
+    }
   }
 }

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * In-process propagation, for grpc.bpf.c (included after headers.bpf.h): which server stream a
+ * new client stream of the same process was made for (docs/propagation.md).
+ *
+ * - grpc (*Server).handleStream, entry: runs in the goroutine that runs the stream's handler
+ *   (every grpc-go v1.30-v1.85, stream workers included). It records the server stream
+ *   (conn_id, stream id) under that goroutine's id (g_streams) and under the data word of the
+ *   stream's ctx (ctx_streams), the node every ctx the handler is given descends from. No record
+ *   is sent and nothing is deleted later (no probe at the handler's end): both maps are LRU, and
+ *   user space rejects a parent whose server span ended before the client stream started.
+ * - (*http2Client).NewStream, at every RET instruction (plain uprobes at those addresses; a
+ *   uretprobe would corrupt Go's moving stacks): RAX is the new stream (nil: an error return).
+ *   The parent is the first of (1) the calling goroutine's entry in g_streams, (2) the first node
+ *   of the client stream's ctx chain in ctx_streams, walked up at most GOSPAN_MAX_CTX_DEPTH
+ *   levels, (3) Go >= 1.21: the entry of the goroutine that started the calling one
+ *   (g.parentGoid). Found: a struct stream_parent_event is sent; else COUNTER_NO_PARENT.
+ *
+ * Both read Go's ABIInternal registers (R14 holds the current g in Go code, RAX the first
+ * result at a RET: Go src/cmd/compile/abi-internal.md), so they are attached to register-ABI
+ * binaries only (GOSPAN_REGISTER_ABI).
+ */
+#ifndef GOSPAN_PROPAGATION_BPF_H
+#define GOSPAN_PROPAGATION_BPF_H
+
+/* Server streams remembered per map: more than handlers running at once in the traced processes
+ * (the oldest entries go first; a parent evicted too early leaves a client span a root). */
+#define GOSPAN_PROPAGATION_ENTRIES 16384
+
+/* (tgid, data word of a server stream's ctx at handleStream) -> the server stream */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, GOSPAN_PROPAGATION_ENTRIES);
+	__type(key, struct stream_key);
+	__type(value, struct server_stream_ref);
+} ctx_streams SEC(".maps");
+
+/* (tgid, goid of the goroutine that ran handleStream) -> the server stream it serves (a stream
+ * worker's entry is overwritten by its next stream's) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, GOSPAN_PROPAGATION_ENTRIES);
+	__type(key, struct stream_key);
+	__type(value, struct server_stream_ref);
+} g_streams SEC(".maps");
+
+/* The transport.Stream inside a *Stream (grpc-go <= v1.68: itself), *ServerStream or *ClientStream
+ * (v1.69+: the embedded Stream, through a pointer up to v1.76, by value since v1.77); 0 when it
+ * cannot be read. */
+static __always_inline __u64 inner_stream(__u64 stream, __s32 embed, __s32 embed_ptr)
+{
+	__u64 s = 0;
+
+	if (embed < 0)
+		return stream;
+	if (embed_ptr == 0)
+		return stream + embed;
+	if (embed_ptr != 1 || read_u64(&s, stream + embed))
+		return 0;
+	return s;
+}
+
+/* Stream.id and the data word of Stream.ctx, in one read when they are close: 0 on success. */
+static __always_inline int stream_id_ctx(const struct go_offsets *off, __u64 s, __u32 *id, __u64 *ctx_data)
+{
+	if (off->stream_id < 0 || off->stream_ctx < 0)
+		return -1;
+	return read_members(s, off->stream_id, id, sizeof(*id), off->stream_ctx + offsetof(struct go_iface, data),
+			    ctx_data, sizeof(*ctx_data));
+}
+
+/* The current goroutine's id: g is in R14 (ABIInternal). 0 when unknown. */
+static __always_inline __u64 current_goid(struct pt_regs *ctx, const struct go_offsets *off)
+{
+	__u64 goid = 0;
+
+	if (off->g_goid < 0 || read_u64(&goid, GO_CTX_REG(ctx, r14) + off->g_goid))
+		return 0;
+	return goid;
+}
+
+SEC("uprobe")
+GOSPAN_PROBE(PROBE_SERVER_HANDLE_STREAM, "google.golang.org/grpc.(*Server).handleStream")
+GOSPAN_REGISTER_ABI
+GOSPAN_IN_PROCESS
+int uprobe_server_handle_stream(struct pt_regs *ctx)
+{
+	const enum gospan_probe probe = PROBE_SERVER_HANDLE_STREAM;
+	const struct go_offsets *off;
+	struct exe_key exe = {};
+	__u64 t = 0, stream = 0, s, conn = 0, ctx_data = 0, goid;
+	__u32 id = 0;
+
+	count(probe, COUNTER_HITS);
+	off = current_offsets(ctx, &exe, NULL);
+	if (!off) {
+		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	if (go_read_arg(ctx, &off->handle_stream_t, &t) || go_read_arg(ctx, &off->handle_stream_stream, &stream) ||
+	    !stream) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	s = inner_stream(stream, off->server_stream_stream, off->server_stream_stream_ptr);
+	if (!s || stream_id_ctx(off, s, &id, &ctx_data)) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	if (id == 0) {
+		/* the ServeHTTP path's serverHandlerTransport (handler_server.go: "id: 0, // irrelevant"):
+		 * its streams are not identified by grpc-go's ids */
+		count(probe, COUNTER_SKIPPED);
+		return 0;
+	}
+	/* t's data word is the *http2Server (the only other ServerTransport has id-0 streams) */
+	if (!t || off->http2_server_conn < 0 ||
+	    read_u64(&conn, t + off->http2_server_conn + offsetof(struct go_iface, data)) || !conn) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	struct server_stream_ref ref = {.conn_id = conn, .stream_id = id};
+	struct stream_key key = {.tgid = bpf_get_current_pid_tgid() >> 32};
+
+	/* the ctx node's own parent (data word at node + 8) fingerprints the entry */
+	if (ctx_data && !read_u64(&ref.fingerprint, ctx_data + offsetof(struct go_iface, data))) {
+		key.id = ctx_data;
+		bpf_map_update_elem(&ctx_streams, &key, &ref, BPF_ANY);
+	}
+	goid = current_goid(ctx, off);
+	if (goid) {
+		ref.fingerprint = 0;
+		key.id = goid;
+		bpf_map_update_elem(&g_streams, &key, &ref, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("uprobe")
+GOSPAN_PROBE(PROBE_HTTP2_CLIENT_NEW_STREAM, "google.golang.org/grpc/internal/transport.(*http2Client).NewStream")
+GOSPAN_AT_RETURNS
+GOSPAN_REGISTER_ABI
+GOSPAN_PARENTS
+GOSPAN_IN_PROCESS
+int uprobe_http2_client_new_stream(struct pt_regs *ctx)
+{
+	const enum gospan_probe probe = PROBE_HTTP2_CLIENT_NEW_STREAM;
+	const struct go_offsets *off;
+	struct exe_key exe = {};
+	struct server_stream_ref *ref = NULL;
+	__u64 cs, s, t = 0, conn = 0, node = 0, goid, parent = 0;
+	__u32 id = 0;
+	__u8 via = VIA_GOROUTINE, depth = 0;
+
+	count(probe, COUNTER_HITS);
+	cs = GO_CTX_REG(ctx, ax); /* the first result: *Stream (<= v1.68) or *ClientStream */
+	if (!cs) {
+		count(probe, COUNTER_SKIPPED); /* an error return */
+		return 0;
+	}
+	off = current_offsets(ctx, &exe, NULL);
+	if (!off) {
+		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	s = inner_stream(cs, off->client_stream_stream, off->client_stream_stream_ptr);
+	if (!s || stream_id_ctx(off, s, &id, &node)) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	/* the stream's *http2Client: ClientStream.ct (v1.69+), else Stream.ct, a pointer (<= v1.65)
+	 * or the ClientTransport interface (its data word) */
+	if (off->client_stream_ct >= 0) {
+		if (read_u64(&t, cs + off->client_stream_ct))
+			t = 0;
+	} else if (off->stream_ct >= 0 && off->stream_ct_ptr >= 0) {
+		if (read_u64(&t, s + off->stream_ct + (off->stream_ct_ptr ? 0 : offsetof(struct go_iface, data))))
+			t = 0;
+	}
+	if (!t || off->http2_client_conn < 0 ||
+	    read_u64(&conn, t + off->http2_client_conn + offsetof(struct go_iface, data)) || !conn) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct stream_key key = {.tgid = pid_tgid >> 32};
+
+	/* (1) the goroutine runs a handler */
+	goid = current_goid(ctx, off);
+	if (goid) {
+		key.id = goid;
+		ref = bpf_map_lookup_elem(&g_streams, &key);
+	}
+	/* (2) the ctx chain: every std context node keeps its parent Context (itab, data) at offset 0;
+	 * a root's data word points at a global, and reading on from there ends at a zero word, an
+	 * unreadable one, or the bound. A node is taken only if its parent is still the one it had
+	 * when handleStream stored it. */
+	if (!ref) {
+		via = VIA_CONTEXT;
+		for (int i = 0; i < GOSPAN_MAX_CTX_DEPTH; i++) {
+			if (!node || read_u64(&parent, node + offsetof(struct go_iface, data)))
+				break;
+			key.id = node;
+			ref = bpf_map_lookup_elem(&ctx_streams, &key);
+			if (ref && ref->fingerprint == parent) {
+				depth = i;
+				break;
+			}
+			ref = NULL;
+			node = parent;
+		}
+	}
+	/* (3) Go >= 1.21: the goroutine that started this one runs a handler */
+	if (!ref && off->g_parent_goid >= 0 && !read_u64(&parent, GO_CTX_REG(ctx, r14) + off->g_parent_goid) &&
+	    parent) {
+		via = VIA_PARENT_GOROUTINE;
+		key.id = parent;
+		ref = bpf_map_lookup_elem(&g_streams, &key);
+	}
+	if (!ref) {
+		count(probe, COUNTER_NO_PARENT);
+		return 0;
+	}
+	struct stream_parent_event e = {
+		.ts_ns = bpf_ktime_get_ns(),
+		.pid = pid_tgid >> 32,
+		.tid = (__u32)pid_tgid,
+		.conn_id = conn,
+		.stream_id = id,
+		.probe = probe,
+		.side = SIDE_CLIENT,
+		.via = via,
+		.depth = depth,
+		.parent_conn_id = ref->conn_id,
+		.parent_stream_id = ref->stream_id,
+		.exe = exe,
+	};
+
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags()))
+		count(probe, COUNTER_RING_BUFFER_FULL);
+	else
+		count(probe, COUNTER_EVENTS_SENT);
+	return 0;
+}
+
+#endif /* GOSPAN_PROPAGATION_BPF_H */
