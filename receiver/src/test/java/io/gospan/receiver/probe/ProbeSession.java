@@ -8,6 +8,7 @@ import io.gospan.receiver.discovery.BinaryInspection;
 import io.gospan.receiver.discovery.ProbeAttacher;
 import io.gospan.receiver.discovery.ProcFs;
 import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.StreamParent;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,6 +22,8 @@ import java.util.function.Predicate;
  */
 final class ProbeSession implements AutoCloseable {
   final List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+  /** The StreamParent records (in-process propagation), in arrival order. */
+  final List<StreamParent> parents = Collections.synchronizedList(new ArrayList<>());
   final List<byte[]> raw = Collections.synchronizedList(new ArrayList<>());
   final GrpcProbes probes;
   final ProbeAttacher attacher;
@@ -43,7 +46,13 @@ final class ProbeSession implements AutoCloseable {
   ProbeSession(String object, HeaderNames names) {
     probes =
         GrpcProbes.open(
-            GrpcProbes.Options.of(names, 1 << 24, e -> { if (e instanceof HeaderEvent h) events.add(h); })
+            GrpcProbes.Options.of(names, 1 << 24, e -> {
+                  if (e instanceof HeaderEvent h) {
+                    events.add(h);
+                  } else if (e instanceof StreamParent sp) {
+                    parents.add(sp);
+                  }
+                })
                 .withObject(object)
                 .withRawTap(
                     r -> {

@@ -1,0 +1,308 @@
+package io.gospan.receiver.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.offsets.resolve.Preference;
+import io.gospan.offsets.resolve.Probe;
+import io.gospan.receiver.discovery.BinaryInspection;
+import io.gospan.receiver.event.HeaderEvent;
+import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.event.Side;
+import io.gospan.receiver.event.StreamParent;
+import io.gospan.receiver.testing.ExampleApps;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * In-process propagation on real processes, real BPF: greeter-client -> greeter-relay ->
+ * greeter-server, all traced. For every call the relay serves, it calls the server twice (in the
+ * handler's goroutine with the handler's ctx, and in an errgroup goroutine with the group's ctx),
+ * and a background loop calls it with {@code context.Background()} (examples/cmd/greeter-relay).
+ * The relay's client streams made for a served call must each get a {@link StreamParent} naming
+ * exactly that call's server stream (as the relay's own server-side header events identify it:
+ * connection, stream id); the background calls none. A stripped build gets none, and inspection
+ * says why.
+ */
+class InProcessPropagationIT {
+
+  static Path bin;
+
+  @BeforeAll
+  static void binaries() {
+    Path b = ExampleApps.repoRoot().resolve("examples/bin");
+    bin = Files.isExecutable(b.resolve("greeter-relay")) ? b : ExampleApps.build();
+  }
+
+  /** A running greeter-relay on 127.0.0.1 and a free port; closing it stops it. */
+  record Relay(Process process, String address) implements AutoCloseable {
+    long pid() {
+      return process.pid();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      process.destroy();
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  static Relay startRelay(Path dir, String upstream, String background) throws Exception {
+    List<String> cmd = List.of(dir.resolve("greeter-relay").toString(), "-addr", "127.0.0.1:0", "-upstream", upstream,
+        "-background", background);
+    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    String first = CompletableFuture.supplyAsync(() -> {
+      try {
+        return r.readLine();
+      } catch (IOException e) {
+        return null;
+      }
+    }).get(30, TimeUnit.SECONDS);
+    if (first == null || !first.startsWith("listening on ")) {
+      p.destroyForcibly();
+      throw new AssertionError("greeter-relay did not report its address; first line: " + first);
+    }
+    CompletableFuture.runAsync(() -> {
+      try {
+        while (r.readLine() != null) {
+          // drain
+        }
+      } catch (IOException ignored) {
+        // exited
+      }
+    });
+    return new Relay(p, first.substring("listening on ".length()).strip());
+  }
+
+  /** One stream of one process: its first event's time, last event's time (its end when ended). */
+  static final class Stream {
+    final int pid;
+    final long conn;
+    final int id;
+    final String path;
+    final long start;
+    long end = Long.MAX_VALUE;
+
+    Stream(HeaderEvent first) {
+      this.pid = first.pid();
+      this.conn = first.connectionId();
+      this.id = first.streamId();
+      this.path = first.header(":path");
+      this.start = first.monotonicNs();
+    }
+
+    boolean contains(long ts) {
+      return ts >= start && ts <= end;
+    }
+
+    @Override
+    public String toString() {
+      return "stream " + id + " of conn 0x" + Long.toHexString(conn) + " " + path;
+    }
+  }
+
+  /**
+   * The streams of one process and side, in start order: a stream starts with {@code startKind}
+   * (a new stream on a key seen before begins a new stream: connection addresses are reused) and
+   * ends with an END_STREAM event of {@code endKind}.
+   */
+  static List<Stream> streams(List<HeaderEvent> events, long pid, Side side, ProbeKind startKind, ProbeKind endKind) {
+    Map<List<Object>, Stream> current = new HashMap<>();
+    List<Stream> all = new ArrayList<>();
+    for (HeaderEvent e : events) {
+      if (e.pid() != pid || e.side() != side) {
+        continue;
+      }
+      List<Object> key = List.of(e.connectionId(), e.streamId());
+      if (e.probe() == startKind && !e.endStream()) {
+        Stream s = new Stream(e);
+        current.put(key, s);
+        all.add(s);
+      } else if (e.probe() == endKind && e.endStream() && current.containsKey(key)) {
+        current.get(key).end = e.monotonicNs();
+      }
+    }
+    return all;
+  }
+
+  static Map<GrpcProbe, Long> hits(GrpcProbes probes) {
+    Map<GrpcProbe, Long> out = new EnumMap<>(GrpcProbe.class);
+    probes.counters().forEach((p, c) -> out.put(p, c.hits()));
+    return out;
+  }
+
+  @Test
+  void relayClientStreamsNameTheServerStreamTheyAreMadeFor() throws Exception {
+    Path server = bin.resolve("greeter-server");
+    Path relayBin = bin.resolve("greeter-relay");
+    BinaryInspection relayInspection = BinaryInspection.inspect(relayBin, Preference.DWARF);
+    assertThat(relayInspection.inProcessLinking()).startsWith("yes (ctx walk, goroutine, parent goroutine)");
+    List<Long> rets = relayInspection.plans().get(Probe.HTTP2_CLIENT_NEW_STREAM).returns();
+    assertThat(rets).as("NewStream's RET instructions").hasSizeGreaterThan(1);
+    System.out.printf("greeter-relay (%s, grpc-go %s): NewStream probed at its %d RET instructions%n",
+        relayInspection.goVersion(), relayInspection.grpcVersionOrUnknown(), rets.size());
+
+    try (ProbeSession session = new ProbeSession();
+        ExampleApps.Server upstream = ExampleApps.startServer(bin)) {
+      session.trace(server).trace(relayBin).trace(bin.resolve("greeter-client"));
+      assertThat(session.attacher.binary(ExeKey.of(relayBin)).orElseThrow().attached())
+          .containsAll(Probe.inProcessLinking());
+
+      // Hits per unary call, no background calls: client -> relay -> server, all three traced.
+      int n = 200;
+      try (Relay relay = startRelay(bin, upstream.address(), "0")) {
+        ExampleApps.runClient(bin, relay.address(), "-rpc", "unary", "-n", "5"); // connections up
+        session.pollUntil(e -> false, 300);
+        Map<GrpcProbe, Long> before = hits(session.probes);
+        ExampleApps.runClient(bin, relay.address(), "-rpc", "unary", "-n", Integer.toString(n));
+        session.pollUntil(e -> false, 300);
+        Map<GrpcProbe, Long> after = hits(session.probes);
+        System.out.printf("probe hits per unary call (client -> relay -> server, 3 processes traced, %d calls):%n", n);
+        for (GrpcProbe p : GrpcProbe.values()) {
+          long d = after.get(p) - before.get(p);
+          if (d > 0) {
+            System.out.printf("  %-30s %.2f%n", p.name().toLowerCase(java.util.Locale.ROOT), (double) d / n);
+          }
+        }
+        // Per client call the relay serves 1 call and the server 2 (handleStream: 3 hits); the
+        // client makes 1 stream and the relay 2 (NewStream: 3 hits, at its success RET).
+        // A margin of 5 for what else grpc-go may do meanwhile.
+        assertThat(after.get(GrpcProbe.SERVER_HANDLE_STREAM) - before.get(GrpcProbe.SERVER_HANDLE_STREAM))
+            .isBetween(3L * n, 3L * n + 5);
+        assertThat(after.get(GrpcProbe.HTTP2_CLIENT_NEW_STREAM) - before.get(GrpcProbe.HTTP2_CLIENT_NEW_STREAM))
+            .isBetween(3L * n, 3L * n + 5);
+      }
+      session.events.clear();
+      session.parents.clear();
+
+      // Linking: every kind of call, background calls every 50 ms alongside.
+      int perKind = 100;
+      long relayPid;
+      try (Relay relay = startRelay(bin, upstream.address(), "50ms")) {
+        relayPid = relay.pid();
+        for (String kind : List.of("unary", "server-stream", "client-stream", "bidi")) {
+          ExampleApps.runClient(bin, relay.address(), "-rpc", kind, "-n", Integer.toString(perKind));
+        }
+        session.pollUntil(e -> false, 1000);
+      }
+      List<HeaderEvent> events = session.pollUntil(e -> false, 300);
+      List<StreamParent> parents;
+      synchronized (session.parents) {
+        parents = new ArrayList<>(session.parents);
+      }
+      List<Stream> served = streams(events, relayPid, Side.SERVER, ProbeKind.HTTP2_SERVER_OPERATE_HEADERS,
+          ProbeKind.LOOPY_WRITER_WRITE_HEADER);
+      served.removeIf(s -> s.path == null || !s.path.startsWith("/greeter.Greeter/"));
+      List<Stream> calls = streams(events, relayPid, Side.CLIENT, ProbeKind.LOOPY_WRITER_WRITE_HEADER,
+          ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS);
+      assertThat(served).as("calls the relay served").hasSize(4 * perKind);
+
+      Map<List<Object>, StreamParent> parentOf = new HashMap<>();
+      Map<StreamParent.Via, Integer> via = new EnumMap<>(StreamParent.Via.class);
+      for (StreamParent p : parents) {
+        if (p.pid() == relayPid) {
+          parentOf.put(List.of(p.connectionId(), p.streamId()), p);
+          via.merge(p.via(), 1, Integer::sum);
+        }
+      }
+      // the served stream a parent names: the latest one with its key started before the parent
+      Map<Stream, Integer> linkedTo = new HashMap<>();
+      int wrong = 0;
+      List<String> wrongOnes = new ArrayList<>();
+      int background = 0;
+      int backgroundWithParent = 0;
+      int unknownClientStream = 0;
+      for (StreamParent p : parentOf.values()) {
+        boolean known = calls.stream().anyMatch(c -> c.conn == p.connectionId() && c.id == p.streamId());
+        if (!known) {
+          unknownClientStream++;
+        }
+      }
+      for (Stream c : calls) {
+        StreamParent p = parentOf.get(List.of(c.conn, c.id));
+        Stream window = served.stream().filter(s -> s.path.equals(c.path) && s.contains(c.start)).findFirst().orElse(null);
+        if (p == null) {
+          if (window == null) {
+            background++;
+          }
+          continue;
+        }
+        Stream named = null;
+        for (Stream s : served) {
+          if (s.conn == p.parentConnectionId() && s.id == p.parentStreamId() && s.start <= p.monotonicNs()) {
+            named = s; // the latest
+          }
+        }
+        if (window == null) {
+          background++;
+          backgroundWithParent++;
+          wrongOnes.add(c + " (background) names " + named);
+          continue;
+        }
+        if (named == null || !named.contains(c.start)) {
+          wrong++;
+          wrongOnes.add(c + " names " + named + ", made during " + window);
+          continue;
+        }
+        linkedTo.merge(named, 1, Integer::sum);
+      }
+      long complete = served.stream().filter(s -> linkedTo.getOrDefault(s, 0) == 2).count();
+      System.out.printf("relay: %d served calls, %d client streams (%d background), %d StreamParents %s; "
+              + "served calls with both upstream streams linked: %d (%.2f %%); wrong parents: %d; background with a parent: %d%n",
+          served.size(), calls.size(), background, parentOf.size(), via, complete, 100.0 * complete / served.size(), wrong,
+          backgroundWithParent);
+      ProbeCounters newStream = session.probes.counters().get(GrpcProbe.HTTP2_CLIENT_NEW_STREAM);
+      System.out.println("NewStream counters (client, relay, server processes together): " + newStream);
+      assertThat(wrongOnes).as("client streams with a wrong parent").isEmpty();
+      assertThat(unknownClientStream).as("StreamParents naming no client stream the relay's header events show").isZero();
+      assertThat(background).as("background calls").isGreaterThan(20);
+      assertThat(complete).as("served calls whose two upstream streams name them").isGreaterThanOrEqualTo(
+          (long) Math.ceil(0.99 * served.size()));
+      assertThat(via).as("both the handler's goroutine and the errgroup's ctx").containsKeys(
+          StreamParent.Via.GOROUTINE, StreamParent.Via.CONTEXT);
+      assertThat(newStream.noParent()).as("client streams without a parent were counted").isPositive();
+    }
+  }
+
+  @Test
+  void strippedBuildsAreNotLinkedAndInspectionSaysWhy() throws Exception {
+    Path dir = ExampleApps.repoRoot().resolve("examples/bin/go1.26.8-grpc1.85.0-stripped");
+    Path relayBin = dir.resolve("greeter-relay");
+    assertThat(relayBin).as("examples/build.sh --stripped builds the relay").isExecutable();
+    BinaryInspection inspection = BinaryInspection.inspect(relayBin, Preference.DWARF);
+    String linking = inspection.inProcessLinking();
+    System.out.println("stripped greeter-relay: calls linked inside the process: " + linking);
+    assertThat(linking).startsWith("no: ").contains("no DWARF").contains("catalog does not cover");
+    assertThat(inspection.producesSpans()).isTrue();
+    assertThat(inspection.probes(BinaryInspection.Action.REFUSE)).containsAll(Probe.inProcessLinking());
+
+    try (ProbeSession session = new ProbeSession();
+        ExampleApps.Server upstream = ExampleApps.startServer(dir)) {
+      session.trace(dir.resolve("greeter-server")).trace(relayBin);
+      try (Relay relay = startRelay(dir, upstream.address(), "50ms")) {
+        ExampleApps.runClient(bin, relay.address(), "-rpc", "all", "-n", "20");
+        List<HeaderEvent> events = session.pollUntil(e -> false, 1000);
+        assertThat(events).as("the stripped relay's calls are still traced")
+            .anyMatch(e -> e.pid() == relay.pid() && e.side() == Side.CLIENT)
+            .anyMatch(e -> e.pid() == relay.pid() && e.side() == Side.SERVER);
+        assertThat(session.parents).as("no StreamParent from the stripped processes")
+            .noneMatch(p -> p.pid() == relay.pid() || p.pid() == upstream.pid());
+      }
+    }
+  }
+}
