@@ -279,6 +279,49 @@ class InProcessPropagationIT {
     }
   }
 
+  /**
+   * The other stream layouts (grpc-go v1.40: *Stream with Stream.ct a pointer; v1.60: the same with
+   * Go 1.22's parentGoid) on the example server and client of each build: no relay there (a
+   * client stream made outside any handler gets no parent), so what is checked is that both
+   * probes read every stream without a fault, skip nothing, and give up on none but for want of
+   * a parent. Go 1.16 (stack ABI): neither probe is attached, and inspection says why.
+   */
+  @Test
+  void otherLayoutsReadEveryStream() throws Exception {
+    for (String build : List.of("go1.17.13-grpc1.40.0", "go1.19.8-grpc1.40.0", "go1.22.12-grpc1.60.1")) {
+      Path dir = ExampleApps.repoRoot().resolve("examples/bin").resolve(build);
+      BinaryInspection inspection = BinaryInspection.inspect(dir.resolve("greeter-server"), Preference.DWARF);
+      System.out.println(build + ": calls linked inside the process: " + inspection.inProcessLinking());
+      assertThat(inspection.inProcessLinking()).startsWith("yes (ctx walk, goroutine");
+      try (ProbeSession session = new ProbeSession();
+          ExampleApps.Server server = ExampleApps.startServer(dir)) {
+        session.trace(dir.resolve("greeter-server")).trace(dir.resolve("greeter-client"));
+        Map<GrpcProbe, ProbeCounters> before = session.probes.counters();
+        int n = 20;
+        ExampleApps.runClient(dir, server.address(), "-rpc", "all", "-n", Integer.toString(n));
+        session.pollUntil(e -> false, 300);
+        Map<GrpcProbe, ProbeCounters> after = session.probes.counters();
+        for (GrpcProbe p : List.of(GrpcProbe.SERVER_HANDLE_STREAM, GrpcProbe.HTTP2_CLIENT_NEW_STREAM)) {
+          ProbeCounters b = before.get(p);
+          ProbeCounters a = after.get(p);
+          assertThat(a.hits() - b.hits()).as("%s %s hits", build, p).isEqualTo(n);
+          assertThat(a.readFailed() - b.readFailed()).as("%s %s read failures", build, p).isZero();
+          assertThat(a.noOffsets() - b.noOffsets()).as("%s %s", build, p).isZero();
+          assertThat(a.skipped() - b.skipped()).as("%s %s skipped (ServeHTTP streams, error returns)", build, p).isZero();
+        }
+        ProbeCounters nb = before.get(GrpcProbe.HTTP2_CLIENT_NEW_STREAM);
+        ProbeCounters na = after.get(GrpcProbe.HTTP2_CLIENT_NEW_STREAM);
+        assertThat(na.noParent() - nb.noParent()).as("%s: the client's streams have no parent", build).isEqualTo(n);
+        assertThat(session.parents).isEmpty();
+      }
+    }
+    BinaryInspection go116 = BinaryInspection.inspect(
+        ExampleApps.repoRoot().resolve("examples/bin/go1.16.15-grpc1.40.0/greeter-server"), Preference.DWARF);
+    System.out.println("go1.16.15-grpc1.40.0: calls linked inside the process: " + go116.inProcessLinking());
+    assertThat(go116.inProcessLinking()).startsWith("no: ").contains("stack ABI");
+    assertThat(go116.clientSpans() && go116.serverSpans()).isTrue();
+  }
+
   @Test
   void strippedBuildsAreNotLinkedAndInspectionSaysWhy() throws Exception {
     Path dir = ExampleApps.repoRoot().resolve("examples/bin/go1.26.8-grpc1.85.0-stripped");
