@@ -33,7 +33,8 @@ import picocli.CommandLine.Parameters;
     description = {
       "Inspects a Go binary (or the executable of a running process) and tells which spans gospan will produce:",
       "Go and module versions, each probed function's address, each offset the probes need and its source",
-      "(catalog, dwarf) or why it is missing. Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
+      "(catalog, dwarf) or why it is missing, and whether the calls the binary makes while serving one are linked to it",
+      "(in-process propagation). Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
       "2 when the path is not a regular file (a FIFO, socket, device or directory is refused without being opened).",
       "Text read from the binary is printed with non-printable characters escaped (\\x1b, \\u202e)."
     })
@@ -136,6 +137,7 @@ public final class InspectCommand implements Callable<Integer> {
         + ", " + (inspection.socketLinking() ? "client->server linking by socket" : "no socket 4-tuples (spans are linked only by traceparent)"));
     out.println("servehttp: " + serveHttp(inspection.serveHttp(Probe.HttpServer.XNET)) + "; "
         + serveHttp(inspection.serveHttp(Probe.HttpServer.NETHTTP)));
+    out.println("calls linked inside the process: " + esc(inspection.inProcessLinking()));
     return ExitCodes.OK;
   }
 

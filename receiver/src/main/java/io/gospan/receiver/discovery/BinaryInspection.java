@@ -322,6 +322,10 @@ public final class BinaryInspection {
         if (why.startsWith("attached only with ")) {
           continue; // the other's reason is the real one
         }
+        if (why.contains("no DWARF") && why.contains("does not cover")) {
+          return "no: stripped binary (no DWARF), and the offsets catalog does not cover the fields in-process linking"
+              + " needs yet";
+        }
         return "no: " + p.name().toLowerCase(Locale.ROOT) + " " + why;
       }
     }

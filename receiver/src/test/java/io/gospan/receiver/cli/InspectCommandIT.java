@@ -53,6 +53,7 @@ class InspectCommandIT {
     if (!saysSpans) {
       assertThat(r.out()).contains("verdict:  unsupported").contains("no DWARF");
     }
+    assertThat(r.out()).contains("calls linked inside the process: no: stripped binary (no DWARF)");
 
     List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
     Sidecar.Options d = Sidecar.Options.defaults();
@@ -80,6 +81,24 @@ class InspectCommandIT {
         assertThat(used).as("attached or deferred, refused: %s\n%s", b.refused(), r.out()).isEqualTo(willAttach(r.out()));
       }
     }
+  }
+
+  /**
+   * The in-process linking line: what {@code run} attaches (InProcessPropagationIT shows the
+   * records), and why not for the stack ABI.
+   */
+  @Test
+  void saysWhetherCallsAreLinkedInsideTheProcess() {
+    Path bin = ExampleApps.repoRoot().resolve("examples/bin");
+    Result relay = inspect(bin.resolve("greeter-relay").toString());
+    assertThat(relay.exit()).as(relay.out()).isEqualTo(ExitCodes.OK);
+    assertThat(relay.out()).contains("\ncalls linked inside the process: yes (ctx walk, goroutine, parent goroutine)\n");
+    assertThat(willAttach(relay.out())).contains("server_handle_stream", "http2_client_new_stream");
+    Result go117 = inspect(bin.resolve("go1.17.13-grpc1.40.0/greeter-server").toString());
+    assertThat(go117.out()).contains("\ncalls linked inside the process: yes (ctx walk, goroutine)\n");
+    Result go116 = inspect(bin.resolve("go1.16.15-grpc1.40.0/greeter-server").toString());
+    assertThat(go116.exit()).as(go116.out()).isEqualTo(ExitCodes.OK);
+    assertThat(go116.out()).contains("\ncalls linked inside the process: no: server_handle_stream stack ABI (Go <= 1.16)");
   }
 
   /** The probes whose line in inspect's output says "will attach". */
