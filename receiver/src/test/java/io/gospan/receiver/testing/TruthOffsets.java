@@ -16,6 +16,7 @@ public final class TruthOffsets {
   public static final String WRITE_HEADER = TRANSPORT + "(*loopyWriter).writeHeader";
   public static final String CLIENT_OPERATE_HEADERS = TRANSPORT + "(*http2Client).operateHeaders";
   public static final String SERVER_OPERATE_HEADERS = TRANSPORT + "(*http2Server).operateHeaders";
+  public static final String HANDLE_STREAM = "google.golang.org/grpc.(*Server).handleStream";
 
   static final String HTTP2 = "golang.org/x/net/http2.";
   static final List<String> STRUCTS =
@@ -25,6 +26,10 @@ public final class TruthOffsets {
           TRANSPORT + "bufWriter",
           TRANSPORT + "http2Client",
           TRANSPORT + "http2Server",
+          TRANSPORT + "Stream",
+          TRANSPORT + "ServerStream",
+          TRANSPORT + "ClientStream",
+          "runtime.g",
           HTTP2 + "MetaHeadersFrame",
           HTTP2 + "HeadersFrame",
           HTTP2 + "FrameHeader",
@@ -62,7 +67,8 @@ public final class TruthOffsets {
 
   /** gotruth's view of the functions and structs the probes need. */
   public static JsonNode truth(Path binary) {
-    List<String> functions = new java.util.ArrayList<>(List.of(WRITE_HEADER, CLIENT_OPERATE_HEADERS, SERVER_OPERATE_HEADERS));
+    List<String> functions =
+        new java.util.ArrayList<>(List.of(WRITE_HEADER, CLIENT_OPERATE_HEADERS, SERVER_OPERATE_HEADERS, HANDLE_STREAM));
     for (ServerCopy c : SERVERS) {
       functions.add(c.fn("serverConn", "processHeaders"));
       functions.add(c.fn("writeResHeaders", "writeFrame"));
@@ -163,6 +169,22 @@ public final class TruthOffsets {
       setIfPresent(o, p + "header_field_value", memberOrNull(t, hf, "Value"));
     }
     setIfPresent(o, "h2c_buf_conn_conn", memberOrNull(t, "golang.org/x/net/http2/h2c.bufConn", "Conn"));
+    // in-process propagation
+    if (hasParams(t, HANDLE_STREAM)) {
+      JsonNode hs = GoTruth.params(t, HANDLE_STREAM);
+      o.location("handle_stream_t", GoTruth.location(hs, "t", 1)).location("handle_stream_stream", GoTruth.location(hs, "stream", 0));
+    }
+    setIfPresent(o, "stream_id", memberOrNull(t, TRANSPORT + "Stream", "id"));
+    setIfPresent(o, "stream_ctx", memberOrNull(t, TRANSPORT + "Stream", "ctx"));
+    setIfPresent(o, "stream_ct", memberOrNull(t, TRANSPORT + "Stream", "ct"));
+    setIfPresent(o, "stream_ct_ptr", pointerOrNull(t, TRANSPORT + "Stream", "ct"));
+    setIfPresent(o, "server_stream_stream", memberOrNull(t, TRANSPORT + "ServerStream", "Stream"));
+    setIfPresent(o, "server_stream_stream_ptr", pointerOrNull(t, TRANSPORT + "ServerStream", "Stream"));
+    setIfPresent(o, "client_stream_stream", memberOrNull(t, TRANSPORT + "ClientStream", "Stream"));
+    setIfPresent(o, "client_stream_stream_ptr", pointerOrNull(t, TRANSPORT + "ClientStream", "Stream"));
+    setIfPresent(o, "client_stream_ct", memberOrNull(t, TRANSPORT + "ClientStream", "ct"));
+    setIfPresent(o, "g_goid", memberOrNull(t, "runtime.g", "goid"));
+    setIfPresent(o, "g_parent_goid", memberOrNull(t, "runtime.g", "parentGoid"));
     Integer loopyConn = memberOrNull(t, TRANSPORT + "loopyWriter", "conn");
     if (loopyConn != null) {
       o.offset("loopy_writer_conn", loopyConn);
@@ -204,6 +226,20 @@ public final class TruthOffsets {
       throw new AssertionError("gotruth found no member " + struct + "." + member);
     }
     return off;
+  }
+
+  /** 1 when the member's type (its DW_AT_name) is a pointer, 0 when not, null when there is no such member. */
+  static Integer pointerOrNull(JsonNode t, String struct, String member) {
+    for (JsonNode s : t.path("structs")) {
+      if (s.path("name").asText().equals(struct)) {
+        for (JsonNode m : s.path("members")) {
+          if (m.path("name").asText().equals(member)) {
+            return m.path("type").asText().startsWith("*") ? 1 : 0;
+          }
+        }
+      }
+    }
+    return null;
   }
 
   static Integer memberOrNull(JsonNode t, String struct, String member) {
