@@ -161,6 +161,7 @@ public final class ProbeAttacher implements AutoCloseable {
       return new Outcome(null, "no probe could be attached: " + binary.refused(), !Files.exists(exe));
     }
     binary.setAttached(attached.keySet());
+    binary.setUprobes(attached.values().stream().mapToInt(ProbeLink::uprobes).sum());
     binary.setDeferred(waiting.keySet());
     links.put(key, attached);
     deferred.put(key, waiting);
@@ -268,6 +269,7 @@ public final class ProbeAttacher implements AutoCloseable {
         links.get(key).put(writeField, link);
         binary.setDeferred(waiting.keySet());
         binary.setAttached(links.get(key).keySet());
+        binary.setUprobes(links.get(key).values().stream().mapToInt(ProbeLink::uprobes).sum());
         LOG.info("{} serves gRPC through {}'s HTTP/2 server (ServeHTTP): {} attached",
             Printable.escape(binary.path()), server == Probe.HttpServer.XNET ? "x/net" : "net/http", writeField);
       } catch (ProbeException e) {
@@ -308,6 +310,7 @@ public final class ProbeAttacher implements AutoCloseable {
       l.values().forEach(ProbeLink::close);
     }
     binary.setAttached(Set.of());
+    binary.setUprobes(0);
     probes.removeBinary(binary.key());
     // detached before it leaves the view: what binaries() lists is what is attached
     binaries.remove(binary.key());

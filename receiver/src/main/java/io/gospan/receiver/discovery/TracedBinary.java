@@ -23,6 +23,7 @@ public final class TracedBinary {
   private final String grpcVersion;
   private final String offsetsSource;
   private volatile Set<Probe> attached = Set.of();
+  private volatile int uprobes;
   private volatile Set<Probe> deferred = Set.of();
   private volatile Map<Probe, String> refused = Map.of();
   private volatile Set<Integer> pids = Set.of();
@@ -65,6 +66,14 @@ public final class TracedBinary {
     return attached;
   }
 
+  /**
+   * Uprobes the attached probes use: one per probe, and one per {@code RET} instruction for a
+   * probe attached at its function's returns ({@link Probe#atReturns()}).
+   */
+  public int uprobes() {
+    return uprobes;
+  }
+
   /** Probes ready to attach once their path is in use (see {@link Tracer#serveHttpInUse}). */
   public Set<Probe> deferred() {
     return deferred;
@@ -102,6 +111,10 @@ public final class TracedBinary {
 
   void setAttached(Set<Probe> probes) {
     attached = Collections.unmodifiableSet(probes.isEmpty() ? EnumSet.noneOf(Probe.class) : EnumSet.copyOf(probes));
+  }
+
+  void setUprobes(int n) {
+    uprobes = n;
   }
 
   void setDeferred(Set<Probe> probes) {

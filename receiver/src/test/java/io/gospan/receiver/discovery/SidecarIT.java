@@ -100,9 +100,12 @@ class SidecarIT {
 
         // kill the older binary's only server: its links go, the other binary keeps its own.
         // The kernel frees a closed link from deferred work: a count waits for it (bounded).
-        int olderLinks = tracer.traced().get((int) servers.get(2).pid()).attached().size();
-        int currentLinks = tracer.traced().get((int) servers.get(0).pid()).attached().size();
-        assertThat(olderLinks).as("grpc-go's 3 probes and the ServeHTTP path's 6 (WriteField waits)").isEqualTo(9);
+        TracedBinary olderBinary = tracer.traced().get((int) servers.get(2).pid());
+        int olderLinks = olderBinary.uprobes();
+        int currentLinks = tracer.traced().get((int) servers.get(0).pid()).uprobes();
+        assertThat(olderBinary.attached().size())
+            .as("grpc-go's 3 probes, the ServeHTTP path's 6 (WriteField waits), the 2 in-process ones").isEqualTo(11);
+        assertThat(olderLinks).as("NewStream's probe: one uprobe per RET").isGreaterThan(11);
         await(() -> ourLinks() == currentLinks + olderLinks, "the clients' links freed");
         servers.remove(2).close();
         await(() -> tracer.binaries().size() == 1, "older binary detached");
@@ -233,7 +236,7 @@ class SidecarIT {
       Thread.sleep(300);
       // the server's links only (the kernel frees the client's closed links from deferred work)
       await(() -> sidecar.tracer().binaries().size() == 1, "the warm-up client's binary detached");
-      long links = sidecar.tracer().traced().get((int) s.pid()).attached().size();
+      long links = sidecar.tracer().traced().get((int) s.pid()).uprobes();
       await(() -> ourLinks() == links, "the warm-up client's links freed");
       long fds = fds();
       System.gc();
