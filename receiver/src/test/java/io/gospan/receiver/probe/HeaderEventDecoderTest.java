@@ -81,4 +81,53 @@ class HeaderEventDecoderTest {
     assertThat(decoder.decode(b)).isNull();
     assertThat(decoder.malformed()).isEqualTo(2);
   }
+
+  ByteBuffer parentRecord(int via, long conn, int stream, long parentConn, int parentStream) {
+    ByteBuffer b = ByteBuffer.allocate(GrpcLayouts.STREAM_PARENT_EVENT.size()).order(ByteOrder.LITTLE_ENDIAN);
+    b.putLong(at("ts_ns"), 5_000);
+    b.putInt(at("pid"), 42);
+    b.putInt(at("tid"), 43);
+    b.putLong(at("conn_id"), conn);
+    b.putInt(at("stream_id"), stream);
+    b.put(at("probe"), (byte) GrpcProbe.HTTP2_CLIENT_NEW_STREAM.id());
+    b.put(at("side"), (byte) GrpcConstants.SIDE_CLIENT);
+    b.put(at("via"), (byte) via);
+    b.putLong(at("parent_conn_id"), parentConn);
+    b.putInt(at("parent_stream_id"), parentStream);
+    b.putLong(at("exe") + GrpcLayouts.EXE_KEY.offset("ino"), 77);
+    return b;
+  }
+
+  static int at(String field) {
+    return GrpcLayouts.STREAM_PARENT_EVENT.offset(field);
+  }
+
+  @Test
+  void aStreamParentRecordIsToldByItsProbeAndDecodes() {
+    java.util.List<Integer> firstEvents = new java.util.ArrayList<>();
+    HeaderEventDecoder d = new HeaderEventDecoder(names, (pid, exe) -> firstEvents.add(pid));
+    ByteBuffer b = parentRecord(GrpcConstants.VIA_CONTEXT, 0x1000, 5, 0x2000, 7);
+    assertThat(HeaderEventDecoder.isStreamParent(b)).isTrue();
+    assertThat(HeaderEventDecoder.isStreamParent(record(0, EventRecord.FIXED_SIZE))).isFalse();
+    assertThat(d.decodeStreamParent(b)).isEqualTo(new io.gospan.receiver.event.StreamParent(
+        42, 43, 5_000, 0x1000, 5, 0x2000, 7, io.gospan.receiver.event.StreamParent.Via.CONTEXT));
+    assertThat(d.decodeStreamParent(parentRecord(GrpcConstants.VIA_GOROUTINE, 1, 1, 2, 3)).via())
+        .isEqualTo(io.gospan.receiver.event.StreamParent.Via.GOROUTINE);
+    assertThat(d.decodeStreamParent(parentRecord(GrpcConstants.VIA_PARENT_GOROUTINE, 1, 1, 2, 3)).via())
+        .isEqualTo(io.gospan.receiver.event.StreamParent.Via.PARENT_GOROUTINE);
+    assertThat(firstEvents).containsExactly(42);
+    assertThat(d.malformed()).isZero();
+  }
+
+  @Test
+  void aStreamParentRecordThatNamesNoStreamIsMalformed() {
+    assertThat(decoder.decodeStreamParent(parentRecord(9, 1, 1, 2, 3))).as("unknown via").isNull();
+    assertThat(decoder.decodeStreamParent(parentRecord(0, 0, 1, 2, 3))).as("no connection").isNull();
+    assertThat(decoder.decodeStreamParent(parentRecord(0, 1, 1, 2, 0))).as("no parent stream").isNull();
+    ByteBuffer shortRecord = ByteBuffer.allocate(GrpcLayouts.STREAM_PARENT_EVENT.size() - 1).order(ByteOrder.LITTLE_ENDIAN);
+    shortRecord.put(parentRecord(0, 1, 1, 2, 3).limit(shortRecord.capacity()));
+    assertThat(decoder.decodeStreamParent(shortRecord.flip())).as("short").isNull();
+    assertThat(decoder.decodeStreamParent(record(0, EventRecord.FIXED_SIZE))).as("a header event").isNull();
+    assertThat(decoder.malformed()).isEqualTo(5);
+  }
 }
