@@ -264,9 +264,9 @@ struct go_offsets {
 	__s32 stream_ct_ptr GO_POINTER(GRPC_TRANSPORT "Stream ct") GO_UNCATALOGUED;
 	__s32 client_stream_ct GO_MEMBER(GRPC_TRANSPORT "ClientStream ct") GO_UNCATALOGUED;
 	/* runtime.g.goid (runtime/runtime2.go; moved in Go 1.23 and 1.25), .parentGoid (Go >= 1.21:
-	 * the goroutine that started this one; optional) */
-	__s32 g_goid GO_MEMBER("runtime.g goid")
-		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM) GO_UNCATALOGUED;
+	 * the goroutine that started this one). Both optional: without goid the parent is found by
+	 * the ctx walk only (g_streams stays empty) */
+	__s32 g_goid GO_MEMBER("runtime.g goid") GO_UNCATALOGUED;
 	__s32 g_parent_goid GO_MEMBER("runtime.g parentGoid") GO_UNCATALOGUED;
 	__u8 _pad_propagation[4];
 };

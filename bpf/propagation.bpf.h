@@ -210,8 +210,9 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 			node = parent;
 		}
 	}
-	/* (3) Go >= 1.21: the goroutine that started this one runs a handler */
-	if (!ref && off->g_parent_goid >= 0 && !read_u64(&parent, GO_CTX_REG(ctx, r14) + off->g_parent_goid) &&
+	/* (3) Go >= 1.21: the goroutine that started this one runs a handler (g_streams is filled only
+	 * when goid is known) */
+	if (!ref && off->g_goid >= 0 && off->g_parent_goid >= 0 && !read_u64(&parent, GO_CTX_REG(ctx, r14) + off->g_parent_goid) &&
 	    parent) {
 		via = VIA_PARENT_GOROUTINE;
 		key.id = parent;

@@ -311,8 +311,9 @@ public final class BinaryInspection {
   /**
    * Whether the client calls this binary makes while serving a call are linked to that call
    * (in-process propagation: {@link Probe#inProcessLinking()} all attached): "yes (ctx walk,
-   * goroutine, parent goroutine)" (the ways the parent is looked for; parent goroutine on Go >=
-   * 1.21, where {@code runtime.g} has {@code parentGoid}), or "no: " and the reason.
+   * goroutine, parent goroutine)" (the ways the parent is looked for: goroutine when {@code
+   * runtime.g}'s goid is known, parent goroutine on Go >= 1.21, where it has {@code parentGoid}),
+   * or "no: " and the reason.
    */
   public String inProcessLinking() {
     for (Probe p : Probe.inProcessLinking()) {
@@ -329,8 +330,11 @@ public final class BinaryInspection {
         return "no: " + p.name().toLowerCase(Locale.ROOT) + " " + why;
       }
     }
-    boolean parentGoid = resolution != null && resolution.values().containsKey(ProbeField.G_PARENT_GOID);
-    return "yes (ctx walk, goroutine" + (parentGoid ? ", parent goroutine)" : ")");
+    // goroutine lookups need runtime.g's goid (g_streams is keyed by it); the parent goroutine's
+    // also its parentGoid (Go >= 1.21)
+    boolean goid = resolution.values().containsKey(ProbeField.G_GOID);
+    boolean parentGoid = goid && resolution.values().containsKey(ProbeField.G_PARENT_GOID);
+    return "yes (ctx walk" + (goid ? ", goroutine" : "") + (parentGoid ? ", parent goroutine)" : ")");
   }
 
   /** Whether events carry the socket 4-tuple, linking a client span to its server span. */
