@@ -36,7 +36,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Turns {@link HeaderEvent}s into finished spans.
+ * Turns {@link HeaderEvent}s into finished spans, and {@link StreamParent}s into their parents.
  *
  * <h2>Streams</h2>
  *
@@ -52,25 +52,60 @@ import java.util.TreeMap;
  *
  * <h2>Parents</h2>
  *
- * A valid W3C {@code traceparent} in the request headers makes the span its child. Otherwise, a
- * server span whose connection gospan also saw from the client side (client 4-tuple = server
- * 4-tuple reversed, same stream id, server start within the client span) becomes the client span's
- * child. To link whatever order the two processes' events arrive in:
+ * <p>A span's parent, first that applies:
+ *
+ * <ol>
+ *   <li>a valid W3C {@code traceparent} in its own request headers (one the application sent: it
+ *       wins over everything below);
+ *   <li>a server span: the client span gospan also saw for its connection (client 4-tuple = server
+ *       4-tuple reversed, same stream id, server start within the client span), across processes;
+ *   <li>a client span: the server span of its own process whose call it was made from, as a {@link
+ *       StreamParent} names it (in-process propagation, docs/propagation.md). The server stream
+ *       must have started before the client stream was created and not ended before ({@code
+ *       StreamParent.monotonicNs()}); otherwise the parent is rejected ({@code stale}) and the
+ *       client span is a root;
+ *   <li>none: a root span with a trace id of its own.
+ * </ol>
+ *
+ * A child takes its parent's span id and its parent's <em>final</em> trace id, so a whole chain
+ * (front client → relay server → the relay's client calls → their servers) is one trace. A span's
+ * trace id is final when its parent is decided: at once with a {@code traceparent} or a parent
+ * whose trace id is final; when no parent can come (a client span of a process gospan has not seen
+ * serving: no server stream and no StreamParent of it so far; a handler's calls come after its
+ * server stream's start in the ring buffer's order, so this spares plain clients the wait and
+ * loses no parent); or, for a span that may still get
+ * its parent, when {@code streams.link_wait} has passed since its start without one (it becomes a
+ * root). A span that ends before its trace id is final is held, and emitted the moment it is final:
+ * nothing is held longer than {@code link_wait} past the moment its parent's trace id is final or
+ * its parent is known missing. Events may arrive in any order:
  *
  * <ul>
  *   <li>each client stream with a known 4-tuple is indexed by flow (4-tuple + stream id) while in
- *       flight, and for {@code streams.link_wait} after it ends (at most {@code
- *       streams.max_pending_links} ended ones, oldest forgotten first);
- *   <li>a server span that ends and finds its client there is emitted at once as its child;
- *   <li>one that finds nothing is held for up to {@code streams.link_wait} (at most {@code
- *       streams.max_pending_links} held; beyond that it is emitted unlinked and counted): a client
- *       start arriving in that time releases it as the client's child, otherwise it is emitted as a
- *       root span when the wait runs out.
+ *       flight, and for {@code link_wait} after it ends; a server span that starts finds its
+ *       client there, else waits (open) for a client start covering it;
+ *   <li>each ended server stream is remembered by key for {@code link_wait}, for StreamParents that
+ *       come after its end;
+ *   <li>a StreamParent whose client stream has not started waits for that start for {@code
+ *       link_wait} (then counted {@code no_client}); one whose server stream has not started makes
+ *       a placeholder that stream adopts when it starts within {@code link_wait} (else the client
+ *       span becomes a root, counted {@code not_found});
+ *   <li>end events that arrive before their stream's start are held for {@code link_wait}.
  * </ul>
  *
- * So memory is bounded by {@code max_in_flight + 2 × max_pending_links} entries, and a server span
- * with no traced client is delayed by at most {@code link_wait}. End events that arrive before
- * their stream's start (reordered delivery) are likewise held for {@code link_wait}.
+ * A span that ends incomplete (timeout, connection closed, process exit, shutdown) with nothing
+ * linking it yet does not wait: it is a root at once. {@code link_wait} zero disables linking
+ * (StreamParents are ignored).
+ *
+ * <h2>Memory</h2>
+ *
+ * At most {@code streams.max_in_flight} streams in flight, and at most {@code
+ * streams.max_pending_links} of each of: ended client streams indexed by flow, ended server streams
+ * indexed by key (the oldest forgotten first), spans held for their trace id, early end events,
+ * StreamParents waiting for their client stream, placeholders for server streams not started yet,
+ * and processes seen serving (least recently seen forgotten first). So memory is bounded by {@code
+ * max_in_flight + 7 × max_pending_links} entries (the indexes of undecided spans only point into
+ * those). A span that would be held beyond the bound is emitted at once as a root, and a
+ * StreamParent that would wait beyond it is dropped: both counted ({@code gospan.links.overflow}).
  *
  * <h2>Metadata</h2>
  *
@@ -96,8 +131,10 @@ public final class SpanAssembler {
    *
    * @param timeout a stream whose end is not seen this long after its start ends incomplete
    * @param maxInFlight streams tracked at once
-   * @param linkWait how long a server span waits for its client span; zero disables linking
-   * @param maxPendingLinks ended client streams remembered, and server spans held, for linking
+   * @param linkWait how long a span waits for its parent (a server span for its client span, a
+   *     client span in a serving process for its StreamParent, counted from the span's start; a
+   *     StreamParent for its client or server stream); zero disables linking
+   * @param maxPendingLinks bound of each kind of state kept for linking (see "Memory")
    * @param semconv which RPC conventions spans carry
    * @param allowHeaders header names exported as metadata (credentials never are)
    */
@@ -672,9 +709,7 @@ public final class SpanAssembler {
       root(node);
     } else {
       ClientRecord client = findClient(s.flow, s.startNs);
-      if (client != null && link(node, client.node(), false, 0)) {
-        linked.add(1);
-      } else {
+      if (client == null || !link(node, client.node(), false, 0)) {
         open(node, now);
         node.flow = s.flow;
         openServers.put(s.flow, node); // a reused 4-tuple: the older one stays open, unindexed
@@ -706,9 +741,7 @@ public final class SpanAssembler {
     Node server = openServers.get(s.flow);
     if (server != null && server.open() && rec.covers(server.startNs)) {
       openServers.remove(s.flow);
-      if (link(server, node, false, 0)) {
-        linked.add(1);
-      }
+      link(server, node, false, 0);
     }
   }
 
@@ -1002,6 +1035,9 @@ public final class SpanAssembler {
     StatusData statusData = StatusData.unset();
     if (status != null && status.isError(s.side)) {
       statusData = StatusData.create(StatusCode.ERROR, h.message() != null ? h.message() : status.name());
+    }
+    if (s.side == Side.SERVER && s.remoteParent == null && node.parentContext.isValid()) {
+      linked.add(1);
     }
     long start = clock.toEpochNanos(s.startNs);
     long end = clock.toEpochNanos(Math.max(h.endNs(), s.startNs));
