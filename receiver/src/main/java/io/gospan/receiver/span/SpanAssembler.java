@@ -993,6 +993,11 @@ public final class SpanAssembler {
   private void decide(Node n, String traceId, SpanContext parentContext) {
     n.traceId = traceId;
     n.parentContext = parentContext;
+    if (n.children == null && n.held == null) { // most spans: decided at their start, nothing waits
+      leaveOpen(n);
+      n.parent = null;
+      return;
+    }
     ArrayDeque<Node> work = new ArrayDeque<>();
     work.add(n);
     while (!work.isEmpty()) {
