@@ -160,7 +160,14 @@ public final class SpanAssembler {
    * one, and a start whose 4-tuple differs from the in-flight stream with its key ends that
    * stream (its connection is gone).
    */
-  private record StreamKey(int pid, long connection, int streamId, Side side) {}
+  private record StreamKey(int pid, long connection, int streamId, Side side) {
+    /** Mixed: connections are nearby addresses and stream ids small odd or even numbers, which the default combination collides on. */
+    @Override
+    public int hashCode() {
+      long h = (connection * 0x9E3779B97F4A7C15L + streamId) * 0x9E3779B97F4A7C15L + (((long) pid) << 1 | side.ordinal());
+      return (int) (h ^ (h >>> 32));
+    }
+  }
 
   /** A client→server flow: the client's own end, the server's end, the stream id. */
   private record FlowKey(InetSocketAddress clientEnd, InetSocketAddress serverEnd, int streamId) {
@@ -195,6 +202,7 @@ public final class SpanAssembler {
     Held held; // ended, waiting for the trace id
     long decideBy; // open nodes and stubs: processing time they are decided at
     boolean stub;
+    boolean inOpenNodes;
 
     Node(StreamKey key, String spanId, long startNs) {
       this.key = key;
@@ -658,7 +666,7 @@ public final class SpanAssembler {
     if (traceparent != null && remoteParent == null) {
       traceparentMalformed.add(1);
     }
-    Node node = e.side() == Side.SERVER ? stubs.remove(key) : null;
+    Node node = e.side() == Side.SERVER && !stubs.isEmpty() ? stubs.remove(key) : null;
     if (node != null) {
       node.stub = false;
       node.startNs = e.monotonicNs();
@@ -719,7 +727,7 @@ public final class SpanAssembler {
 
   private void startClient(Stream s, long now) {
     Node node = s.node;
-    PendingParent pending = pendingParents.remove(s.key);
+    PendingParent pending = pendingParents.isEmpty() ? null : pendingParents.remove(s.key);
     if (s.remoteParent != null) {
       decide(node, s.remoteParent.getTraceId(), s.remoteParent);
       if (pending != null) {
@@ -738,7 +746,7 @@ public final class SpanAssembler {
     }
     ClientRecord rec = new ClientRecord(node, s.startNs, Long.MAX_VALUE, Long.MAX_VALUE);
     inFlightClients.put(s.flow, rec);
-    Node server = openServers.get(s.flow);
+    Node server = openServers.isEmpty() ? null : openServers.get(s.flow);
     if (server != null && server.open() && rec.covers(server.startNs)) {
       openServers.remove(s.flow);
       link(server, node, false, 0);
@@ -900,8 +908,11 @@ public final class SpanAssembler {
         oldest.next();
         oldest.remove();
       }
-      recentServers.remove(s.key);
-      recentServers.put(s.key, new ServerRecord(s.node, s.startNs, endNs, now + linkWaitNs));
+      ServerRecord rec = new ServerRecord(s.node, s.startNs, endNs, now + linkWaitNs);
+      if (recentServers.put(s.key, rec) != null) { // re-insert: the map stays in retention order
+        recentServers.remove(s.key);
+        recentServers.put(s.key, rec);
+      }
       return;
     }
     if (s.flow == null) {
@@ -916,8 +927,11 @@ public final class SpanAssembler {
       oldest.next();
       oldest.remove();
     }
-    recentClients.remove(s.flow);
-    recentClients.put(s.flow, new ClientRecord(rec.node(), rec.startNs(), endNs, now + linkWaitNs));
+    ClientRecord ended = new ClientRecord(rec.node(), rec.startNs(), endNs, now + linkWaitNs);
+    if (recentClients.put(s.flow, ended) != null) { // re-insert: the map stays in retention order
+      recentClients.remove(s.flow);
+      recentClients.put(s.flow, ended);
+    }
   }
 
   private ClientRecord findClient(FlowKey flow, long serverStartNs) {
@@ -933,6 +947,7 @@ public final class SpanAssembler {
 
   private void open(Node n, long now) {
     n.decideBy = now + linkWaitNs;
+    n.inOpenNodes = true;
     openNodes.add(n);
     if (n.key.side() == Side.CLIENT) {
       openClients.put(n.key, n);
@@ -940,7 +955,9 @@ public final class SpanAssembler {
   }
 
   private void leaveOpen(Node n) {
-    if (openNodes.remove(n)) {
+    if (n.inOpenNodes) {
+      n.inOpenNodes = false;
+      openNodes.remove(n);
       if (n.key.side() == Side.CLIENT) {
         openClients.remove(n.key, n);
       } else if (n.flow != null) {
