@@ -11,8 +11,8 @@ import io.opentelemetry.api.common.AttributeKey;
 public enum AssemblyMetrics {
   /** Events handed to span assembly, by {@link #PROBE}. */
   EVENTS_READ("gospan.events.read", "Header events handed to span assembly"),
-  /** Events rejected as malformed, by {@link #REASON}. */
-  EVENTS_MALFORMED("gospan.events.malformed", "Header events rejected as malformed"),
+  /** Events (header events and StreamParents) rejected as malformed, by {@link #REASON}. */
+  EVENTS_MALFORMED("gospan.events.malformed", "Events rejected as malformed"),
   /** A second start for a stream already in flight. */
   EVENTS_DUPLICATE("gospan.events.duplicate", "Repeated stream starts, ignored"),
   /** An end or mid-stream event for a stream not in flight (start lost, duplicate end, or already timed out). */

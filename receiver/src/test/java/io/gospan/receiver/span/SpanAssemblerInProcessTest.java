@@ -300,6 +300,25 @@ class SpanAssemblerInProcessTest {
   }
 
   @Test
+  void streamParentAfterTheClientEndStillLinksAndReleasesTheHeldSpan() {
+    feed(hop1.clientStart(1, t0), hop1.serverStart(1, t0 + MS), hop2a.clientStart(1, t0 + 2 * MS),
+        hop2a.clientTrailersOnly(1, t0 + 3 * MS, 0, null), hop1.serverTrailersOnly(1, t0 + 4 * MS, 0, null),
+        hop1.clientTrailersOnly(1, t0 + 5 * MS, 0, null));
+    assertThat(out).hasSize(2);
+    assertThat(assembler.heldClientSpans()).isEqualTo(1); // the relay serves: it may still get its parent
+    waitMillis(1_000);
+    feed(hop2a.streamParent(1, t0 + 2 * MS, hop1, 1));
+    assertThat(assembler.heldClientSpans()).isZero();
+    SpanData relayA = span(Side.CLIENT, RELAY, "test.Back/A");
+    assertThat(relayA.getParentSpanId()).isEqualTo(span(Side.SERVER, RELAY, FRONT_METHOD).getSpanId());
+    assertThat(relayA.getTraceId()).isEqualTo(span(Side.CLIENT, FRONT, FRONT_METHOD).getTraceId());
+    feed(hop2a.streamParent(1, t0 + 2 * MS, hop1, 1)); // a repeat changes nothing
+    waitMillis(2_000);
+    assertThat(out).hasSize(3);
+    assertThat(results()).isEqualTo(Map.of("linked", 1L, "no_client", 1L));
+  }
+
+  @Test
   void parentNeverSeenMakesARootWhenLinkWaitIsOver() {
     feed(hop1.serverStart(7, t0)); // the relay serves something else
     feed(hop2a.streamParent(1, t0 + 2 * MS, hop1, 1), hop2a.clientStart(1, t0 + 2 * MS),
