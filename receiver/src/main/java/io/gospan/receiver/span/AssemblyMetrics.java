@@ -11,8 +11,8 @@ import io.opentelemetry.api.common.AttributeKey;
 public enum AssemblyMetrics {
   /** Events handed to span assembly, by {@link #PROBE}. */
   EVENTS_READ("gospan.events.read", "Header events handed to span assembly"),
-  /** Events rejected as malformed, by {@link #REASON}. */
-  EVENTS_MALFORMED("gospan.events.malformed", "Header events rejected as malformed"),
+  /** Events (header events and StreamParents) rejected as malformed, by {@link #REASON}. */
+  EVENTS_MALFORMED("gospan.events.malformed", "Events rejected as malformed"),
   /** A second start for a stream already in flight. */
   EVENTS_DUPLICATE("gospan.events.duplicate", "Repeated stream starts, ignored"),
   /** An end or mid-stream event for a stream not in flight (start lost, duplicate end, or already timed out). */
@@ -25,8 +25,23 @@ public enum AssemblyMetrics {
   SPANS_INCOMPLETE("gospan.spans.incomplete", "Spans ended without their end event"),
   /** Server spans made children of a client span gospan also traced. */
   SPANS_LINKED("gospan.spans.linked", "Server spans parented to a traced client span"),
-  /** Server spans exported unlinked because {@code streams.max_pending_links} were already held. */
-  LINKS_OVERFLOW("gospan.links.overflow", "Server spans exported unlinked: max_pending_links reached"),
+  /**
+   * Spans exported without waiting for their parent's trace id, and StreamParents dropped, because
+   * {@code streams.max_pending_links} were already held.
+   */
+  LINKS_OVERFLOW("gospan.links.overflow", "Spans exported unlinked: max_pending_links reached"),
+  /**
+   * {@link io.gospan.receiver.event.StreamParent}s (a client stream's parent server stream in its
+   * process), one count each, by {@link #RESULT}: {@code linked} (the client span became the server
+   * span's child), {@code not_found} (no server stream with that key seen within {@code
+   * streams.link_wait}), {@code stale} (the server stream ended before the client stream was
+   * created, or started after it), {@code traceparent} (the application sent its own {@code
+   * traceparent} on the client stream: it wins), {@code late} (the client span's parent was already
+   * decided: a root, or a repeated StreamParent), {@code no_client} (the client stream's start not
+   * seen within {@code streams.link_wait}), {@code overflow} (not held: {@code
+   * streams.max_pending_links} reached).
+   */
+  LINKS_IN_PROCESS("gospan.links.in_process", "Parents of client streams inside their process, by result"),
   /** Streams in flight now (a gauge). */
   STREAMS_IN_FLIGHT("gospan.streams.in_flight", "Streams in flight");
 
@@ -34,6 +49,8 @@ public enum AssemblyMetrics {
   public static final AttributeKey<String> PROBE = AttributeKey.stringKey("probe");
   /** Attribute: why an event was malformed or a span incomplete. */
   public static final AttributeKey<String> REASON = AttributeKey.stringKey("reason");
+  /** Attribute: what became of a StreamParent ({@link #LINKS_IN_PROCESS}). */
+  public static final AttributeKey<String> RESULT = AttributeKey.stringKey("result");
 
   private final String metricName;
   private final String description;

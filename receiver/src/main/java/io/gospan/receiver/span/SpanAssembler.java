@@ -22,10 +22,12 @@ import io.opentelemetry.sdk.trace.data.StatusData;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -34,7 +36,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Turns {@link HeaderEvent}s into finished spans.
+ * Turns {@link HeaderEvent}s into finished spans, and {@link StreamParent}s into their parents.
  *
  * <h2>Streams</h2>
  *
@@ -50,25 +52,60 @@ import java.util.TreeMap;
  *
  * <h2>Parents</h2>
  *
- * A valid W3C {@code traceparent} in the request headers makes the span its child. Otherwise, a
- * server span whose connection gospan also saw from the client side (client 4-tuple = server
- * 4-tuple reversed, same stream id, server start within the client span) becomes the client span's
- * child. To link whatever order the two processes' events arrive in:
+ * <p>A span's parent, first that applies:
+ *
+ * <ol>
+ *   <li>a valid W3C {@code traceparent} in its own request headers (one the application sent: it
+ *       wins over everything below);
+ *   <li>a server span: the client span gospan also saw for its connection (client 4-tuple = server
+ *       4-tuple reversed, same stream id, server start within the client span), across processes;
+ *   <li>a client span: the server span of its own process whose call it was made from, as a {@link
+ *       StreamParent} names it (in-process propagation, docs/propagation.md). The server stream
+ *       must have started before the client stream was created and not ended before ({@code
+ *       StreamParent.monotonicNs()}); otherwise the parent is rejected ({@code stale}) and the
+ *       client span is a root;
+ *   <li>none: a root span with a trace id of its own.
+ * </ol>
+ *
+ * A child takes its parent's span id and its parent's <em>final</em> trace id, so a whole chain
+ * (front client → relay server → the relay's client calls → their servers) is one trace. A span's
+ * trace id is final when its parent is decided: at once with a {@code traceparent} or a parent
+ * whose trace id is final; when no parent can come (a client span of a process gospan has not seen
+ * serving: no server stream and no StreamParent of it so far; a handler's calls come after its
+ * server stream's start in the ring buffer's order, so this spares plain clients the wait and
+ * loses no parent); or, for a span that may still get
+ * its parent, when {@code streams.link_wait} has passed since its start without one (it becomes a
+ * root). A span that ends before its trace id is final is held, and emitted the moment it is final:
+ * nothing is held longer than {@code link_wait} past the moment its parent's trace id is final or
+ * its parent is known missing. Events may arrive in any order:
  *
  * <ul>
  *   <li>each client stream with a known 4-tuple is indexed by flow (4-tuple + stream id) while in
- *       flight, and for {@code streams.link_wait} after it ends (at most {@code
- *       streams.max_pending_links} ended ones, oldest forgotten first);
- *   <li>a server span that ends and finds its client there is emitted at once as its child;
- *   <li>one that finds nothing is held for up to {@code streams.link_wait} (at most {@code
- *       streams.max_pending_links} held; beyond that it is emitted unlinked and counted): a client
- *       start arriving in that time releases it as the client's child, otherwise it is emitted as a
- *       root span when the wait runs out.
+ *       flight, and for {@code link_wait} after it ends; a server span that starts finds its
+ *       client there, else waits (open) for a client start covering it;
+ *   <li>each ended server stream is remembered by key for {@code link_wait}, for StreamParents that
+ *       come after its end;
+ *   <li>a StreamParent whose client stream has not started waits for that start for {@code
+ *       link_wait} (then counted {@code no_client}); one whose server stream has not started makes
+ *       a placeholder that stream adopts when it starts within {@code link_wait} (else the client
+ *       span becomes a root, counted {@code not_found});
+ *   <li>end events that arrive before their stream's start are held for {@code link_wait}.
  * </ul>
  *
- * So memory is bounded by {@code max_in_flight + 2 × max_pending_links} entries, and a server span
- * with no traced client is delayed by at most {@code link_wait}. End events that arrive before
- * their stream's start (reordered delivery) are likewise held for {@code link_wait}.
+ * A span that ends incomplete (timeout, connection closed, process exit, shutdown) with nothing
+ * linking it yet does not wait: it is a root at once. {@code link_wait} zero disables linking
+ * (StreamParents are ignored).
+ *
+ * <h2>Memory</h2>
+ *
+ * At most {@code streams.max_in_flight} streams in flight, and at most {@code
+ * streams.max_pending_links} of each of: ended client streams indexed by flow, ended server streams
+ * indexed by key (the oldest forgotten first), spans held for their trace id, early end events,
+ * StreamParents waiting for their client stream, placeholders for server streams not started yet,
+ * and processes seen serving (least recently seen forgotten first). So memory is bounded by {@code
+ * max_in_flight + 7 × max_pending_links} entries (the indexes of undecided spans only point into
+ * those). A span that would be held beyond the bound is emitted at once as a root, and a
+ * StreamParent that would wait beyond it is dropped: both counted ({@code gospan.links.overflow}).
  *
  * <h2>Metadata</h2>
  *
@@ -94,8 +131,10 @@ public final class SpanAssembler {
    *
    * @param timeout a stream whose end is not seen this long after its start ends incomplete
    * @param maxInFlight streams tracked at once
-   * @param linkWait how long a server span waits for its client span; zero disables linking
-   * @param maxPendingLinks ended client streams remembered, and server spans held, for linking
+   * @param linkWait how long a span waits for its parent (a server span for its client span, a
+   *     client span in a serving process for its StreamParent, counted from the span's start; a
+   *     StreamParent for its client or server stream); zero disables linking
+   * @param maxPendingLinks bound of each kind of state kept for linking (see "Memory")
    * @param semconv which RPC conventions spans carry
    * @param allowHeaders header names exported as metadata (credentials never are)
    */
@@ -121,7 +160,14 @@ public final class SpanAssembler {
    * one, and a start whose 4-tuple differs from the in-flight stream with its key ends that
    * stream (its connection is gone).
    */
-  private record StreamKey(int pid, long connection, int streamId, Side side) {}
+  private record StreamKey(int pid, long connection, int streamId, Side side) {
+    /** Mixed: connections are nearby addresses and stream ids small odd or even numbers, which the default combination collides on. */
+    @Override
+    public int hashCode() {
+      long h = (connection * 0x9E3779B97F4A7C15L + streamId) * 0x9E3779B97F4A7C15L + (((long) pid) << 1 | side.ordinal());
+      return (int) (h ^ (h >>> 32));
+    }
+  }
 
   /** A client→server flow: the client's own end, the server's end, the stream id. */
   private record FlowKey(InetSocketAddress clientEnd, InetSocketAddress serverEnd, int streamId) {
@@ -135,11 +181,55 @@ public final class SpanAssembler {
     }
   }
 
-  private record ClientRecord(String traceId, String spanId, long startNs, long endNs, long retainUntil) {
+  /**
+   * A span's identity and how its trace id gets decided. A node is <em>decided</em> ({@code
+   * traceId} set, final), <em>linked</em> ({@code parent} set: it takes its parent's trace id
+   * when that is decided), <em>open</em> (nothing links it yet: in {@code openNodes}, a root at
+   * {@code decideBy}) or a <em>stub</em> (a server stream named by a StreamParent before its
+   * start: in {@code stubs}, spans link to it, its stream adopts it when it starts).
+   */
+  private static final class Node {
+    final StreamKey key;
+    final String spanId;
+    long startNs; // the stream's start (event time); Long.MIN_VALUE for a stub
+    FlowKey flow; // servers indexed in openServers while open
+    String traceId; // null until decided
+    SpanContext parentContext = SpanContext.getInvalid(); // set when decided
+    Node parent; // linked: waits for this node's trace id
+    boolean inProcess; // linked by a StreamParent (else by the 4-tuple)
+    long linkNs; // the StreamParent's time (client stream created), in-process links
+    List<Node> children; // linked to this node
+    Held held; // ended, waiting for the trace id
+    long decideBy; // open nodes and stubs: processing time they are decided at
+    boolean stub;
+    boolean inOpenNodes;
+
+    Node(StreamKey key, String spanId, long startNs) {
+      this.key = key;
+      this.spanId = spanId;
+      this.startNs = startNs;
+    }
+
+    boolean undecided() {
+      return traceId == null;
+    }
+
+    boolean open() {
+      return traceId == null && parent == null && !stub;
+    }
+  }
+
+  private record ClientRecord(Node node, long startNs, long endNs, long retainUntil) {
     boolean covers(long serverStartNs) {
       return serverStartNs >= startNs && serverStartNs <= endNs;
     }
   }
+
+  /** An ended server stream, for StreamParents that arrive after its end. */
+  private record ServerRecord(Node node, long startNs, long endNs, long retainUntil) {}
+
+  /** A StreamParent whose client stream has not started (as far as events tell). */
+  private record PendingParent(StreamParent parent, long expiresAt) {}
 
   private static final class Stream {
     final StreamKey key;
@@ -154,14 +244,13 @@ public final class SpanAssembler {
     final SocketPair sockets;
     final FlowKey flow;
     final SpanContext remoteParent;
-    final String spanId;
-    final String traceId; // client spans and traceparent children; null = decided at the end
+    final Node node;
     final Map<String, List<String>> requestMetadata = new TreeMap<>();
     final Map<String, List<String>> responseMetadata = new TreeMap<>();
     String httpStatus;
     boolean truncated;
 
-    Stream(StreamKey key, HeaderEvent e, long deadline, SpanContext remoteParent, String spanId, String traceId) {
+    Stream(StreamKey key, HeaderEvent e, long deadline, SpanContext remoteParent, Node node) {
       this.key = key;
       this.pid = e.pid();
       this.side = e.side();
@@ -175,13 +264,12 @@ public final class SpanAssembler {
       this.sockets = e.sockets();
       this.flow = FlowKey.of(e.side(), e.sockets(), e.streamId());
       this.remoteParent = remoteParent;
-      this.spanId = spanId;
-      this.traceId = traceId;
+      this.node = node;
     }
   }
 
-  /** A finished server span waiting for its client's start. */
-  private record HeldServer(Stream stream, long endNs, GrpcStatus status, String message, long releaseAt) {}
+  /** An ended span waiting for its trace id. */
+  private record Held(Stream stream, long endNs, GrpcStatus status, String message, String incompleteReason) {}
 
   private record OrphanEnd(HeaderEvent event, long releaseAt) {}
 
@@ -193,19 +281,47 @@ public final class SpanAssembler {
   private final IdGenerator ids;
   private final long timeoutNs;
   private final long linkWaitNs;
+  private final int maxPending;
 
   private final LinkedHashMap<StreamKey, Stream> streams = new LinkedHashMap<>();
   private final Map<FlowKey, ClientRecord> inFlightClients = new HashMap<>();
   private final LinkedHashMap<FlowKey, ClientRecord> recentClients = new LinkedHashMap<>();
-  private final LinkedHashMap<FlowKey, HeldServer> heldServers = new LinkedHashMap<>();
+  private final LinkedHashMap<StreamKey, ServerRecord> recentServers = new LinkedHashMap<>();
+  /** Open server nodes by flow: a client start links the one it covers. */
+  private final Map<FlowKey, Node> openServers = new HashMap<>();
+  /** Open client nodes by key: a StreamParent links the one it names. */
+  private final Map<StreamKey, Node> openClients = new HashMap<>();
+  /** Open nodes in {@code decideBy} order (every deadline is some now + link_wait). */
+  private final LinkedHashSet<Node> openNodes = new LinkedHashSet<>();
+  /** Stubs in {@code decideBy} order. */
+  private final LinkedHashMap<StreamKey, Node> stubs = new LinkedHashMap<>();
+  private final LinkedHashMap<StreamKey, PendingParent> pendingParents = new LinkedHashMap<>();
+  /** Ended spans waiting for their trace id. */
+  private final LinkedHashSet<Node> held = new LinkedHashSet<>();
+  private int heldServers;
   private final LinkedHashMap<StreamKey, OrphanEnd> orphanEnds = new LinkedHashMap<>();
+  /** Processes seen serving (a server stream or a StreamParent), least recently seen first. */
+  private final LinkedHashMap<Integer, Boolean> servingPids;
   private volatile int inFlightCount;
 
+  // Results of a StreamParent (AssemblyMetrics.LINKS_IN_PROCESS).
+  private static final String LINKED = "linked";
+  private static final String NOT_FOUND = "not_found";
+  private static final String STALE = "stale";
+  private static final String TRACEPARENT = "traceparent";
+  private static final String LATE = "late";
+  private static final String NO_CLIENT = "no_client";
+  private static final String OVERFLOW = "overflow";
+
   private static final Map<ProbeKind, Attributes> PROBE_ATTRIBUTES = new java.util.EnumMap<>(ProbeKind.class);
+  private static final Map<String, Attributes> RESULT_ATTRIBUTES = new HashMap<>();
 
   static {
     for (ProbeKind k : ProbeKind.values()) {
       PROBE_ATTRIBUTES.put(k, Attributes.of(AssemblyMetrics.PROBE, k.name().toLowerCase(Locale.ROOT)));
+    }
+    for (String r : List.of(LINKED, NOT_FOUND, STALE, TRACEPARENT, LATE, NO_CLIENT, OVERFLOW)) {
+      RESULT_ATTRIBUTES.put(r, Attributes.of(AssemblyMetrics.RESULT, r));
     }
   }
 
@@ -218,6 +334,7 @@ public final class SpanAssembler {
   private final LongCounter incomplete;
   private final LongCounter linked;
   private final LongCounter linkOverflow;
+  private final LongCounter inProcessLinks;
 
   /**
    * @param meter where the {@link AssemblyMetrics} instruments are created (the in-flight gauge is
@@ -240,6 +357,15 @@ public final class SpanAssembler {
     this.ids = ids;
     this.timeoutNs = settings.timeout().toNanos();
     this.linkWaitNs = settings.linkWait().toNanos();
+    this.maxPending = settings.maxPendingLinks();
+    int servingBound = Math.max(1, maxPending);
+    this.servingPids =
+        new LinkedHashMap<>(16, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<Integer, Boolean> eldest) {
+            return size() > servingBound;
+          }
+        };
     eventsRead = counter(meter, AssemblyMetrics.EVENTS_READ);
     malformed = counter(meter, AssemblyMetrics.EVENTS_MALFORMED);
     duplicate = counter(meter, AssemblyMetrics.EVENTS_DUPLICATE);
@@ -249,6 +375,7 @@ public final class SpanAssembler {
     incomplete = counter(meter, AssemblyMetrics.SPANS_INCOMPLETE);
     linked = counter(meter, AssemblyMetrics.SPANS_LINKED);
     linkOverflow = counter(meter, AssemblyMetrics.LINKS_OVERFLOW);
+    inProcessLinks = counter(meter, AssemblyMetrics.LINKS_IN_PROCESS);
     meter
         .gaugeBuilder(AssemblyMetrics.STREAMS_IN_FLIGHT.metricName())
         .setDescription(AssemblyMetrics.STREAMS_IN_FLIGHT.description())
@@ -258,6 +385,10 @@ public final class SpanAssembler {
 
   private static LongCounter counter(Meter meter, AssemblyMetrics m) {
     return meter.counterBuilder(m.metricName()).setDescription(m.description()).build();
+  }
+
+  private void countParent(String result) {
+    inProcessLinks.add(1, RESULT_ATTRIBUTES.get(result));
   }
 
   // ------------------------------------------------------------------------------------ input
@@ -272,10 +403,48 @@ public final class SpanAssembler {
   }
 
   /**
-   * Feeds the parent of a client stream (in-process propagation). Not used yet: the client span
-   * stays a root.
+   * Feeds the parent of a client stream (in-process propagation): the client span becomes the
+   * named server span's child and takes its trace id (see "Parents"). Counted by result on {@link
+   * AssemblyMetrics#LINKS_IN_PROCESS}; malformed ones on {@link AssemblyMetrics#EVENTS_MALFORMED}.
+   * Ignored when {@code streams.link_wait} is zero (linking disabled).
    */
-  public synchronized void accept(StreamParent p) {}
+  public synchronized void accept(StreamParent p) {
+    String problem = validate(p);
+    if (problem != null) {
+      malformed.add(1, Attributes.of(AssemblyMetrics.REASON, problem));
+      return;
+    }
+    if (linkWaitNs == 0) {
+      return;
+    }
+    long now = clock.monotonicNow();
+    servingPids.put(p.pid(), Boolean.TRUE);
+    StreamKey clientKey = new StreamKey(p.pid(), p.connectionId(), p.streamId(), Side.CLIENT);
+    Stream client = streams.get(clientKey);
+    Node node = client != null ? client.node : openClients.get(clientKey);
+    if (node == null) {
+      // Not started yet (the stream's first header frame may be written after NewStream returns),
+      // or ended and decided already (then it expires as no_client).
+      if (pendingParents.size() >= maxPending && !pendingParents.containsKey(clientKey)) {
+        countParent(OVERFLOW);
+        linkOverflow.add(1);
+        return;
+      }
+      PendingParent previous = pendingParents.remove(clientKey); // re-insert: expiry order
+      pendingParents.put(clientKey, new PendingParent(p, now + linkWaitNs));
+      if (previous != null) {
+        countParent(LATE);
+      }
+      return;
+    }
+    if (client != null && client.remoteParent != null) {
+      countParent(TRACEPARENT);
+    } else if (!node.open()) {
+      countParent(LATE);
+    } else {
+      linkToParent(node, p, now);
+    }
+  }
 
   /** Feeds one header event. Never blocks on export. */
   public synchronized void accept(HeaderEvent e) {
@@ -315,9 +484,10 @@ public final class SpanAssembler {
   /** Ends every stream of a process that exited. */
   public synchronized void processExited(int pid) {
     endAll(s -> s.key.pid() == pid, "process_exited");
+    servingPids.remove(pid);
   }
 
-  /** Ends timed-out streams, releases server spans whose link wait is over. */
+  /** Ends timed-out streams, decides the trace ids whose link wait is over, emits what they held. */
   public void expire() {
     expire(clock.monotonicNow());
   }
@@ -331,15 +501,35 @@ public final class SpanAssembler {
       it.remove();
       endIncomplete(s, "timeout", now);
     }
-    for (Iterator<HeldServer> it = heldServers.values().iterator(); it.hasNext(); ) {
-      HeldServer h = it.next();
-      if (h.releaseAt() > now) {
+    while (!stubs.isEmpty()) {
+      Node stub = stubs.values().iterator().next();
+      if (stub.decideBy > now) {
+        break;
+      }
+      stubs.remove(stub.key);
+      stubMissing(stub);
+    }
+    while (!openNodes.isEmpty()) {
+      Node n = openNodes.iterator().next();
+      if (n.decideBy > now) {
+        break;
+      }
+      root(n);
+    }
+    for (Iterator<PendingParent> it = pendingParents.values().iterator(); it.hasNext(); ) {
+      if (it.next().expiresAt() > now) {
         break;
       }
       it.remove();
-      emitServer(h.stream(), h.endNs(), h.status(), h.message(), null);
+      countParent(NO_CLIENT);
     }
     for (Iterator<ClientRecord> it = recentClients.values().iterator(); it.hasNext(); ) {
+      if (it.next().retainUntil() > now) {
+        break;
+      }
+      it.remove();
+    }
+    for (Iterator<ServerRecord> it = recentServers.values().iterator(); it.hasNext(); ) {
       if (it.next().retainUntil() > now) {
         break;
       }
@@ -355,17 +545,33 @@ public final class SpanAssembler {
     inFlightCount = streams.size();
   }
 
-  /** Ends everything now: in-flight streams as incomplete ({@code shutdown}), held server spans unlinked. */
+  /**
+   * Ends everything now: in-flight streams as incomplete ({@code shutdown}); spans waiting for a
+   * parent's trace id get it, or become roots when nothing linked them.
+   */
   public synchronized void flush() {
     long now = clock.monotonicNow();
     endAll(s -> true, "shutdown");
-    for (HeldServer h : List.copyOf(heldServers.values())) {
-      emitServer(h.stream(), h.endNs(), h.status(), h.message(), null);
+    for (Node stub : List.copyOf(stubs.values())) {
+      stubs.remove(stub.key);
+      stubMissing(stub);
     }
-    heldServers.clear();
+    for (Node n : List.copyOf(openNodes)) {
+      root(n);
+    }
+    for (Node n : List.copyOf(held)) {
+      if (held.contains(n)) {
+        detach(n); // cannot happen (every linked chain starts at an open node or a stub): defensive
+      }
+    }
+    for (int i = 0; i < pendingParents.size(); i++) {
+      countParent(NO_CLIENT);
+    }
+    pendingParents.clear();
     unmatched.add(orphanEnds.size());
     orphanEnds.clear();
     recentClients.clear();
+    recentServers.clear();
     inFlightCount = 0;
     expire(now);
   }
@@ -374,8 +580,14 @@ public final class SpanAssembler {
     return streams.size();
   }
 
+  /** Ended server spans waiting for their trace id. */
   public synchronized int heldServerSpans() {
-    return heldServers.size();
+    return heldServers;
+  }
+
+  /** Ended client spans waiting for their trace id. */
+  public synchronized int heldClientSpans() {
+    return held.size() - heldServers;
   }
 
   // ------------------------------------------------------------------------------------ events
@@ -400,6 +612,22 @@ public final class SpanAssembler {
           case HTTP2_SERVER_OPERATE_HEADERS, HTTP2_SERVER_PROCESS_HEADERS, HTTP2_SERVER_WRITE_RES_HEADERS -> e.side() == Side.SERVER;
         };
     return sideOk ? null : "probe_side_mismatch";
+  }
+
+  private static String validate(StreamParent p) {
+    if (p == null) {
+      return "null";
+    }
+    if (p.pid() <= 0) {
+      return "bad_pid";
+    }
+    if (p.streamId() <= 0 || p.parentStreamId() <= 0) {
+      return "bad_stream_id";
+    }
+    if (p.via() == null) {
+      return "no_via";
+    }
+    return null;
   }
 
   private static StreamKey keyOf(HeaderEvent e) {
@@ -438,13 +666,14 @@ public final class SpanAssembler {
     if (traceparent != null && remoteParent == null) {
       traceparentMalformed.add(1);
     }
-    String traceId = null;
-    if (remoteParent != null) {
-      traceId = remoteParent.getTraceId();
-    } else if (e.side() == Side.CLIENT) {
-      traceId = ids.generateTraceId();
+    Node node = e.side() == Side.SERVER && !stubs.isEmpty() ? stubs.remove(key) : null;
+    if (node != null) {
+      node.stub = false;
+      node.startNs = e.monotonicNs();
+    } else {
+      node = new Node(key, ids.generateSpanId(), e.monotonicNs());
     }
-    Stream s = new Stream(key, e, now + timeoutNs, remoteParent, ids.generateSpanId(), traceId);
+    Stream s = new Stream(key, e, now + timeoutNs, remoteParent, node);
     s.truncated = e.fieldsTruncated();
     for (HeaderField f : e.fields()) {
       s.truncated |= f.truncated();
@@ -455,19 +684,125 @@ public final class SpanAssembler {
     // binary (traced from its first call, never discovered) may exit before its span ends.
     metadata.resource(e.pid());
 
-    if (s.side == Side.CLIENT && s.flow != null) {
-      ClientRecord rec = new ClientRecord(s.traceId, s.spanId, s.startNs, Long.MAX_VALUE, Long.MAX_VALUE);
-      inFlightClients.put(s.flow, rec);
-      HeldServer held = heldServers.get(s.flow);
-      if (held != null && rec.covers(held.stream().startNs)) {
-        heldServers.remove(s.flow);
-        emitServer(held.stream(), held.endNs(), held.status(), held.message(), rec);
-      }
+    if (s.side == Side.SERVER) {
+      startServer(s, now);
+    } else {
+      startClient(s, now);
     }
     OrphanEnd orphan = orphanEnds.remove(key);
     if (orphan != null) {
       update(s, orphan.event(), now);
     }
+  }
+
+  private void startServer(Stream s, long now) {
+    Node node = s.node;
+    if (linkWaitNs > 0) {
+      servingPids.put(s.pid, Boolean.TRUE);
+    }
+    if (node.children != null) {
+      // Adopted a stub: client streams created before this stream started are not its children.
+      for (Node child : List.copyOf(node.children)) {
+        if (child.parent == node && child.linkNs < node.startNs) {
+          countParent(STALE);
+          detach(child);
+        } else if (child.parent == node) {
+          countParent(LINKED);
+        }
+      }
+    }
+    if (s.remoteParent != null) {
+      decide(node, s.remoteParent.getTraceId(), s.remoteParent);
+    } else if (s.flow == null || linkWaitNs == 0) {
+      root(node);
+    } else {
+      ClientRecord client = findClient(s.flow, s.startNs);
+      if (client == null || !link(node, client.node(), false, 0)) {
+        open(node, now);
+        node.flow = s.flow;
+        openServers.put(s.flow, node); // a reused 4-tuple: the older one stays open, unindexed
+      }
+    }
+  }
+
+  private void startClient(Stream s, long now) {
+    Node node = s.node;
+    PendingParent pending = pendingParents.isEmpty() ? null : pendingParents.remove(s.key);
+    if (s.remoteParent != null) {
+      decide(node, s.remoteParent.getTraceId(), s.remoteParent);
+      if (pending != null) {
+        countParent(TRACEPARENT);
+      }
+    } else if (pending != null) {
+      open(node, now);
+      linkToParent(node, pending.parent(), now);
+    } else if (linkWaitNs > 0 && servingPids.containsKey(s.pid)) {
+      open(node, now); // its StreamParent may come after its start
+    } else {
+      root(node);
+    }
+    if (s.flow == null) {
+      return;
+    }
+    ClientRecord rec = new ClientRecord(node, s.startNs, Long.MAX_VALUE, Long.MAX_VALUE);
+    inFlightClients.put(s.flow, rec);
+    Node server = openServers.isEmpty() ? null : openServers.get(s.flow);
+    if (server != null && server.open() && rec.covers(server.startNs)) {
+      openServers.remove(s.flow);
+      link(server, node, false, 0);
+    }
+  }
+
+  /** Links an open client node to the server stream {@code p} names, or decides it when it cannot. */
+  private void linkToParent(Node client, StreamParent p, long now) {
+    StreamKey parentKey = new StreamKey(p.pid(), p.parentConnectionId(), p.parentStreamId(), Side.SERVER);
+    long createdNs = p.monotonicNs();
+    Node parent;
+    Stream server = streams.get(parentKey);
+    if (server != null) {
+      parent = server.startNs <= createdNs ? server.node : null;
+    } else {
+      ServerRecord ended = recentServers.get(parentKey);
+      if (ended != null) {
+        parent = ended.startNs() <= createdNs && createdNs <= ended.endNs() ? ended.node() : null;
+      } else {
+        Node stub = stubs.get(parentKey);
+        if (stub == null) {
+          if (stubs.size() >= maxPending) {
+            countParent(OVERFLOW);
+            linkOverflow.add(1);
+            root(client);
+            return;
+          }
+          stub = new Node(parentKey, ids.generateSpanId(), Long.MIN_VALUE);
+          stub.stub = true;
+          stub.decideBy = now + linkWaitNs;
+          stubs.put(parentKey, stub);
+        }
+        link(client, stub, true, createdNs); // counted when the stub is adopted or missing
+        return;
+      }
+    }
+    if (parent != null && link(client, parent, true, createdNs)) {
+      countParent(LINKED);
+    } else {
+      countParent(STALE); // ended before the client stream was created, started after it, or a cycle
+      root(client);
+    }
+  }
+
+  /** A stub's server stream did not start within link_wait: the spans linked to it become roots. */
+  private void stubMissing(Node stub) {
+    if (stub.children == null) {
+      return;
+    }
+    for (Node child : List.copyOf(stub.children)) {
+      if (child.parent == stub) {
+        countParent(NOT_FOUND);
+        detach(child);
+      }
+    }
+    stub.children = null;
   }
 
   private void update(Stream s, HeaderEvent e, long now) {
@@ -493,11 +828,13 @@ public final class SpanAssembler {
       status = grpcStatus != null ? GrpcStatus.UNKNOWN : GrpcStatus.fromHttpStatus(s.httpStatus);
     }
     String message = TraceHeaders.decodeGrpcMessage(e.header("grpc-message"));
-    finish(s, Math.max(e.monotonicNs(), s.startNs), status, message, now);
+    long endNs = Math.max(e.monotonicNs(), s.startNs);
+    remember(s, endNs, now);
+    end(s, new Held(s, endNs, status, message, null));
   }
 
   private void holdOrphan(StreamKey key, HeaderEvent e, long now) {
-    if (orphanEnds.size() >= Math.max(1, settings.maxPendingLinks())) {
+    if (orphanEnds.size() >= Math.max(1, maxPending)) {
       unmatched.add(1);
       return;
     }
@@ -529,114 +866,213 @@ public final class SpanAssembler {
 
   // ------------------------------------------------------------------------------------ ending
 
-  private void finish(Stream s, long endNs, GrpcStatus status, String message, long now) {
-    if (s.side == Side.CLIENT) {
-      emit(s, s.traceId, parentOf(s, null), endNs, status, message, null);
-      retireClient(s, endNs, now);
-      return;
-    }
-    if (s.remoteParent != null || s.flow == null || linkWaitNs == 0) {
-      emitServer(s, endNs, status, message, null);
-      return;
-    }
-    ClientRecord client = findClient(s);
-    if (client != null) {
-      emitServer(s, endNs, status, message, client);
-    } else if (heldServers.size() < settings.maxPendingLinks()) {
-      HeldServer previous = heldServers.remove(s.flow); // re-insert: the map stays in release order
-      heldServers.put(s.flow, new HeldServer(s, endNs, status, message, now + linkWaitNs));
-      if (previous != null) {
-        // Two server streams with one flow key (a reused 4-tuple): release the older one unlinked.
-        emitServer(previous.stream(), previous.endNs(), previous.status(), previous.message(), null);
-      }
-    } else {
-      linkOverflow.add(1);
-      emitServer(s, endNs, status, message, null);
-    }
-  }
-
   private void endIncomplete(Stream s, String reason, long now) {
     incomplete.add(1, Attributes.of(AssemblyMetrics.REASON, reason));
-    if (s.side == Side.CLIENT) {
-      emit(s, s.traceId, parentOf(s, null), s.lastNs, null, null, reason);
-      retireClient(s, Long.MAX_VALUE, now);
-    } else {
-      ClientRecord client = s.remoteParent == null && s.flow != null ? findClient(s) : null;
-      emit(s, traceIdOf(s, client), parentOf(s, client), s.lastNs, null, null, reason);
+    remember(s, Long.MAX_VALUE, now); // its end is unknown: it may cover anything later
+    if (s.node.open()) {
+      root(s.node); // nothing linked it so far; an incomplete span does not wait for a link
+    }
+    end(s, new Held(s, s.lastNs, null, null, reason));
+  }
+
+  /** Emits an ended span now when its trace id is decided, else holds it (bounded). */
+  private void end(Stream s, Held h) {
+    Node node = s.node;
+    if (!node.undecided()) {
+      emit(h, node);
+      return;
+    }
+    node.held = h;
+    if (held.size() >= maxPending) {
+      linkOverflow.add(1);
+      detach(node); // emitted now, as a root
+      return;
+    }
+    held.add(node);
+    if (s.side == Side.SERVER) {
+      heldServers++;
     }
   }
 
-  private void retireClient(Stream s, long endNs, long now) {
+  /** Keeps an ended stream findable: a client by its flow (4-tuple links), a server by its key (StreamParents). */
+  private void remember(Stream s, long endNs, long now) {
+    if (linkWaitNs == 0 || maxPending == 0) {
+      if (s.flow != null && s.side == Side.CLIENT) {
+        inFlightClients.remove(s.flow);
+      }
+      return;
+    }
+    if (s.side == Side.SERVER) {
+      if (recentServers.size() >= maxPending) {
+        Iterator<ServerRecord> oldest = recentServers.values().iterator();
+        oldest.next();
+        oldest.remove();
+      }
+      ServerRecord rec = new ServerRecord(s.node, s.startNs, endNs, now + linkWaitNs);
+      if (recentServers.put(s.key, rec) != null) { // re-insert: the map stays in retention order
+        recentServers.remove(s.key);
+        recentServers.put(s.key, rec);
+      }
+      return;
+    }
     if (s.flow == null) {
       return;
     }
     ClientRecord rec = inFlightClients.remove(s.flow);
-    if (rec == null || linkWaitNs == 0 || settings.maxPendingLinks() == 0) {
+    if (rec == null) {
       return;
     }
-    if (recentClients.size() >= settings.maxPendingLinks()) {
+    if (recentClients.size() >= maxPending) {
       Iterator<ClientRecord> oldest = recentClients.values().iterator();
       oldest.next();
       oldest.remove();
     }
-    recentClients.remove(s.flow);
-    recentClients.put(s.flow, new ClientRecord(rec.traceId(), rec.spanId(), rec.startNs(), endNs, now + linkWaitNs));
+    ClientRecord ended = new ClientRecord(rec.node(), rec.startNs(), endNs, now + linkWaitNs);
+    if (recentClients.put(s.flow, ended) != null) { // re-insert: the map stays in retention order
+      recentClients.remove(s.flow);
+      recentClients.put(s.flow, ended);
+    }
   }
 
-  private ClientRecord findClient(Stream server) {
-    ClientRecord c = inFlightClients.get(server.flow);
-    if (c != null && c.covers(server.startNs)) {
+  private ClientRecord findClient(FlowKey flow, long serverStartNs) {
+    ClientRecord c = inFlightClients.get(flow);
+    if (c != null && c.covers(serverStartNs)) {
       return c;
     }
-    c = recentClients.get(server.flow);
-    return c != null && c.covers(server.startNs) ? c : null;
+    c = recentClients.get(flow);
+    return c != null && c.covers(serverStartNs) ? c : null;
   }
 
-  private void emitServer(Stream s, long endNs, GrpcStatus status, String message, ClientRecord client) {
-    if (client != null) {
-      linked.add(1);
+  // ------------------------------------------------------------------------------------ trace ids
+
+  private void open(Node n, long now) {
+    n.decideBy = now + linkWaitNs;
+    n.inOpenNodes = true;
+    openNodes.add(n);
+    if (n.key.side() == Side.CLIENT) {
+      openClients.put(n.key, n);
     }
-    emit(s, traceIdOf(s, client), parentOf(s, client), endNs, status, message, null);
   }
 
-  private String traceIdOf(Stream s, ClientRecord client) {
-    if (s.traceId != null) {
-      return s.traceId;
+  private void leaveOpen(Node n) {
+    if (n.inOpenNodes) {
+      n.inOpenNodes = false;
+      openNodes.remove(n);
+      if (n.key.side() == Side.CLIENT) {
+        openClients.remove(n.key, n);
+      } else if (n.flow != null) {
+        openServers.remove(n.flow, n);
+      }
     }
-    return client != null ? client.traceId() : ids.generateTraceId();
   }
 
-  private static SpanContext parentOf(Stream s, ClientRecord client) {
-    if (s.remoteParent != null) {
-      return s.remoteParent;
+  /**
+   * Makes {@code child} (open) wait for {@code parent}'s trace id, or take it now when it is
+   * decided. Returns false, changing nothing, when that would close a cycle.
+   */
+  private boolean link(Node child, Node parent, boolean inProcess, long linkNs) {
+    for (Node p = parent; p != null && p.undecided(); p = p.parent) {
+      if (p == child) {
+        return false;
+      }
     }
-    if (client != null) {
-      return SpanContext.createFromRemoteParent(
-          client.traceId(), client.spanId(), TraceFlags.getSampled(), TraceState.getDefault());
+    leaveOpen(child);
+    child.inProcess = inProcess;
+    child.linkNs = linkNs;
+    if (!parent.undecided()) {
+      decide(child, parent.traceId, contextOf(parent, inProcess));
+      return true;
     }
-    return SpanContext.getInvalid();
+    child.parent = parent;
+    if (parent.children == null) {
+      parent.children = new ArrayList<>(2);
+    }
+    parent.children.add(child);
+    return true;
   }
 
-  private void emit(
-      Stream s, String traceId, SpanContext parent, long endNs, GrpcStatus status, String message, String incompleteReason) {
+  /** Cuts an undecided node from its parent (if any) and decides it as a root, with what waits on it. */
+  private void detach(Node n) {
+    if (n.parent != null) {
+      if (n.parent.children != null) {
+        n.parent.children.remove(n);
+      }
+      n.parent = null;
+    }
+    root(n);
+  }
+
+  private void root(Node n) {
+    decide(n, ids.generateTraceId(), SpanContext.getInvalid());
+  }
+
+  /** Decides {@code n}'s trace id, then those of every node waiting on it; emits the ended ones. */
+  private void decide(Node n, String traceId, SpanContext parentContext) {
+    n.traceId = traceId;
+    n.parentContext = parentContext;
+    if (n.children == null && n.held == null) { // most spans: decided at their start, nothing waits
+      leaveOpen(n);
+      n.parent = null;
+      return;
+    }
+    ArrayDeque<Node> work = new ArrayDeque<>();
+    work.add(n);
+    while (!work.isEmpty()) {
+      Node x = work.poll();
+      leaveOpen(x);
+      x.parent = null;
+      if (x.held != null) {
+        Held h = x.held;
+        x.held = null;
+        if (held.remove(x) && h.stream().side == Side.SERVER) {
+          heldServers--;
+        }
+        emit(h, x);
+      }
+      if (x.children != null) {
+        for (Node c : x.children) {
+          if (c.parent == x && c.undecided()) {
+            c.traceId = x.traceId;
+            c.parentContext = contextOf(x, c.inProcess);
+            work.add(c);
+          }
+        }
+        x.children = null;
+      }
+    }
+  }
+
+  /** The parent context a child of {@code parent} carries: remote across processes, local inside one. */
+  private static SpanContext contextOf(Node parent, boolean inProcess) {
+    return inProcess
+        ? SpanContext.create(parent.traceId, parent.spanId, TraceFlags.getSampled(), TraceState.getDefault())
+        : SpanContext.createFromRemoteParent(parent.traceId, parent.spanId, TraceFlags.getSampled(), TraceState.getDefault());
+  }
+
+  private void emit(Held h, Node node) {
+    Stream s = h.stream();
     TraceState state = s.remoteParent != null ? s.remoteParent.getTraceState() : TraceState.getDefault();
-    SpanContext ctx = SpanContext.create(traceId, s.spanId, TraceFlags.getSampled(), state);
+    SpanContext ctx = SpanContext.create(node.traceId, node.spanId, TraceFlags.getSampled(), state);
+    GrpcStatus status = h.status();
     StatusData statusData = StatusData.unset();
     if (status != null && status.isError(s.side)) {
-      statusData = StatusData.create(StatusCode.ERROR, message != null ? message : status.name());
+      statusData = StatusData.create(StatusCode.ERROR, h.message() != null ? h.message() : status.name());
+    }
+    if (s.side == Side.SERVER && s.remoteParent == null && node.parentContext.isValid()) {
+      linked.add(1);
     }
     long start = clock.toEpochNanos(s.startNs);
-    long end = clock.toEpochNanos(Math.max(endNs, s.startNs));
+    long end = clock.toEpochNanos(Math.max(h.endNs(), s.startNs));
     AssembledSpan span =
         new AssembledSpan(
             s.fullMethod != null ? s.fullMethod : RpcAttributes.GRPC,
             s.side == Side.CLIENT ? SpanKind.CLIENT : SpanKind.SERVER,
             ctx,
-            parent,
+            node.parentContext,
             statusData,
             start,
             end,
-            attributes(s, status, incompleteReason),
+            attributes(s, status, h.incompleteReason()),
             metadata.resource(s.pid));
     sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
   }

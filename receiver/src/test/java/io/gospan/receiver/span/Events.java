@@ -5,6 +5,7 @@ import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
+import io.gospan.receiver.event.StreamParent;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -140,6 +141,20 @@ public final class Events {
   public HeaderEvent serverTrailersOnly(int stream, long t, int status, String message) {
     return ev(serverPid, t, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.SERVER, serverConn, null, stream, true,
         trailersOnly(status, message));
+  }
+
+  /**
+   * The {@link StreamParent} of this connection's client stream {@code stream}: server stream
+   * {@code parentStream} of {@code parent}'s server side, which must run in this client's process.
+   *
+   * @param t when the client stream was created (its {@code NewStream} returned), ns
+   */
+  public StreamParent streamParent(int stream, long t, Events parent, int parentStream) {
+    if (parent.serverPid != clientPid) {
+      throw new IllegalArgumentException("an in-process parent runs in the client's process");
+    }
+    return new StreamParent(
+        clientPid, clientPid + 1, t, clientConn, stream, parent.serverConn, parentStream, StreamParent.Via.GOROUTINE);
   }
 
   public static HeaderEvent ev(
