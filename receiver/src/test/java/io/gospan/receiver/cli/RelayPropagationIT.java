@@ -39,9 +39,10 @@ import org.junit.jupiter.api.Test;
  * background calls (context.Background(), request header {@code relay-call: background},
  * captured through {@code headers.allow}) are roots.
  *
- * <p>Stripped builds (offsets from the catalog): every span is still there, linked across
- * processes as today; whether the relay's client spans are linked to the call served must be
- * what {@code gospan inspect} says of the relay binary ("not linked inside the process" or not).
+ * <p>Stripped builds (offsets from the catalog) and Go 1.16 (stack ABI): every span is still
+ * there, linked across processes as today; whether the relay's client spans are linked to the
+ * call served must be what {@code gospan inspect} says of the relay binary ("not linked inside
+ * the process" or not).
  */
 class RelayPropagationIT {
 
@@ -119,17 +120,28 @@ class RelayPropagationIT {
 
   @Test
   void strippedNewest() throws Exception {
-    stripped(ExampleApps.build("--stripped"), "relay-newest-stripped");
+    linkedAsInspectSays(ExampleApps.build("--stripped"), "relay-newest-stripped");
   }
 
   @Test
   void strippedGrpcGo160WithGo122() throws Exception {
-    stripped(ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1", "--stripped"), "relay-160-stripped");
+    linkedAsInspectSays(ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1", "--stripped"), "relay-160-stripped");
   }
 
   @Test
   void strippedGrpcGo140WithGo117() throws Exception {
-    stripped(ExampleApps.build("--go", "1.17.13", "--grpc", "v1.40.0", "--stripped"), "relay-140-stripped");
+    linkedAsInspectSays(ExampleApps.build("--go", "1.17.13", "--grpc", "v1.40.0", "--stripped"), "relay-140-stripped");
+  }
+
+  /**
+   * Go 1.16 passes arguments on the stack: the in-process probes need the register ABI, so
+   * inspect says the relay's calls are not linked, and its spans are all there, unlinked.
+   */
+  @Test
+  void stackAbiGo116IsNotLinkedAndInspectSaysSo() throws Exception {
+    Path dir = ExampleApps.build("--go", "1.16.15", "--grpc", "v1.40.0");
+    assertThat(inspect(dir.resolve("greeter-relay"))).contains("not linked inside the process");
+    linkedAsInspectSays(dir, "relay-go116");
   }
 
   /** The full chain for >= 99 % of the calls served in the window; background calls are roots. */
@@ -148,7 +160,7 @@ class RelayPropagationIT {
    * Every span is there and linked across processes; the relay's client spans are linked to the
    * call served exactly when {@code gospan inspect} does not say "not linked inside the process".
    */
-  static void stripped(Path dir, String tag) throws Exception {
+  static void linkedAsInspectSays(Path dir, String tag) throws Exception {
     String inspect = inspect(dir.resolve("greeter-relay"));
     Spans s = run(dir, tag, spans -> servedWithClient(spans) >= minimum(spans.served().size())
         && relayedUpstream(spans).size() >= minimum(2 * spans.served().size()) - EDGE);
