@@ -49,8 +49,8 @@ class RelayPropagationIT {
   /** The measuring window: at 50 calls/s, about 200 calls, all four kinds in turn. */
   static final long WINDOW_MS = 4000;
 
-  /** Calls served in the window below which the run itself failed. */
-  static final int MIN_SERVED = 150;
+  /** Calls served in the window below which the run itself failed (200 on an idle machine). */
+  static final int MIN_SERVED = 50;
 
   /** Upstream calls of calls served at the window's edges that may start outside it. */
   static final int EDGE = 2;
@@ -148,8 +148,7 @@ class RelayPropagationIT {
   /** The full chain for >= 99 % of the calls served in the window; background calls are roots. */
   static void linked(Path dir, String tag) throws Exception {
     Spans s = run(dir, tag, spans -> complete(spans).size() >= minimum(spans.served().size()));
-    List<Span> served = s.served();
-    assertThat(served.size()).as("%s: calls the relay served in the window; %s", tag, s.describe()).isGreaterThanOrEqualTo(MIN_SERVED);
+    List<Span> served = checkServed(s, tag);
     assertThat(complete(s).size())
         .as("%s: calls served that are one trace client -> relay server -> 2 relay clients -> 2 servers, of %d; %s",
             tag, served.size(), s.describe())
@@ -165,8 +164,7 @@ class RelayPropagationIT {
     String inspect = inspect(dir.resolve("greeter-relay"));
     Spans s = run(dir, tag, spans -> servedWithClient(spans) >= minimum(spans.served().size())
         && relayedUpstream(spans).size() >= minimum(2 * spans.served().size()) - EDGE);
-    List<Span> served = s.served();
-    assertThat(served.size()).as("%s: calls the relay served in the window; %s", tag, s.describe()).isGreaterThanOrEqualTo(MIN_SERVED);
+    List<Span> served = checkServed(s, tag);
     assertThat(servedWithClient(s)).as("%s: relay server spans whose parent is the client span; %s", tag, s.describe())
         .isGreaterThanOrEqualTo(minimum(served.size()));
     List<Span> relayed = relayedUpstream(s);
@@ -193,11 +191,38 @@ class RelayPropagationIT {
     checkBackground(s, tag);
   }
 
-  /** Background calls: the server span carries relay-call=background; its parent, the relay's client span, is a root. */
-  static void checkBackground(Spans s, String tag) {
-    List<Span> background = s.ofPid(s.server, SpanKind.SPAN_KIND_SERVER).stream()
-        .filter(sp -> isBackground(sp))
+  /**
+   * The calls the relay served in the window: enough of them, and none missing (the server got
+   * two relayed calls for each, give or take the window's edges).
+   */
+  static List<Span> checkServed(Spans s, String tag) {
+    List<Span> served = s.served();
+    assertThat(served.size()).as("%s: calls the relay served in the window; %s", tag, s.describe()).isGreaterThanOrEqualTo(MIN_SERVED);
+    long upstream = s.ofPid(s.server, SpanKind.SPAN_KIND_SERVER).stream().filter(s::inWindow).filter(sp -> !isBackground(sp)).count();
+    assertThat(served.size()).as("%s: relay server spans for the %d relayed calls the server served in the window; %s",
+        tag, upstream, s.describe()).isGreaterThanOrEqualTo((int) Math.ceil(0.99 * upstream / 2) - EDGE);
+    return served;
+  }
+
+  /** The server's spans of background calls (relay-call=background) that started before the window ended. */
+  static List<Span> background(Spans s) {
+    return s.ofPid(s.server, SpanKind.SPAN_KIND_SERVER).stream()
+        .filter(sp -> sp.getStartTimeUnixNano() <= s.windowEnd)
+        .filter(RelayPropagationIT::isBackground)
         .collect(Collectors.toList());
+  }
+
+  /** Whether every background call's server span has its relay client span (which may wait up to link_wait). */
+  static boolean backgroundSettled(Spans s) {
+    return background(s).stream().allMatch(sv -> s.byId(sv.getParentSpanId()) != null);
+  }
+
+  /**
+   * Background calls (those started before the window ended): the server span carries
+   * relay-call=background; its parent, the relay's client span, is a root.
+   */
+  static void checkBackground(Spans s, String tag) {
+    List<Span> background = background(s);
     assertThat(background.size()).as("%s: background calls seen on the server; %s", tag, s.describe()).isGreaterThanOrEqualTo(5);
     long linked = 0;
     for (Span sv : background) {
@@ -307,7 +332,7 @@ class RelayPropagationIT {
       do {
         Thread.sleep(500);
         s = new Spans(receiver.spans(), client.pid(), relay.pid(), server.pid(), t0, t1);
-      } while (!done.test(s) && System.nanoTime() < deadline);
+      } while (!(done.test(s) && backgroundSettled(s)) && System.nanoTime() < deadline);
       System.out.println(tag + ": " + s.describe());
       return s;
     }
