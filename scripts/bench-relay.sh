@@ -14,13 +14,16 @@
 # the server (server side, 2 calls served per client call), the client (client side), the
 # relay (1 call served + 2 calls made).
 #
-# Usage: [BASELINE_REV=<git rev>] scripts/bench-relay.sh [calls-per-round] [rounds] [GOMAXPROCS]   (root)
+# Usage: [BASELINE_REV=<git rev>] scripts/bench-relay.sh [calls-per-round] [rounds] [calls-in-flight] [GOMAXPROCS]
+#   (root; defaults 2000 5 1, GOMAXPROCS as Go sets it; GOMAXPROCS=1 keeps the Go scheduler's idle
+#   spinning, most of the whole-process CPU noise, out of the measurement)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 calls=${1:-2000}
 rounds=${2:-5}
-gomaxprocs=${3:-}
+concurrency=${3:-1}
+gomaxprocs=${4:-}
 [ "$(id -u)" -eq 0 ] || { echo "bench-relay.sh: run as root (BPF)" >&2; exit 1; }
 
 bin=$(examples/build.sh | tail -n 1)
@@ -155,7 +158,7 @@ measure() {
   before='{"cnt":0,"ns":0,"per":{}}'
   [ "$mode" != none ] && before=$(prog_stats "$gospan")
   s0=$(cpu_ns "$server"); r0=$(cpu_ns "$relay")
-  out=$(client -n "$calls" | tail -n 1)
+  out=$(client -n "$calls" -concurrency "$concurrency" | tail -n 1)
   s1=$(cpu_ns "$server"); r1=$(cpu_ns "$relay")
   after='{"cnt":0,"ns":0,"per":{}}'
   [ "$mode" != none ] && after=$(prog_stats "$gospan")
@@ -183,7 +186,7 @@ for ((j = 0; j < ${#jars[@]}; j += 2)); do
     start_gospan "${jars[$((j + 1))]}" "greeter-$b"
     if [ "$b" = client ]; then warm_up "${jars[$j]}"; else warm_up "${jars[$j]}" untraced; fi
     before=$(prog_stats "$gospan")
-    client -n "$side_calls" >/dev/null
+    client -n "$side_calls" -concurrency "$concurrency" >/dev/null
     after=$(prog_stats "$gospan")
     printf '{"side":"%s","mode":"%s","calls":%d,"before":%s,"after":%s}\n' \
       "$b" "${jars[$j]}" "$side_calls" "$before" "$after" >> "$work/sides"
@@ -191,11 +194,11 @@ for ((j = 0; j < ${#jars[@]}; j += 2)); do
   done
 done
 
-python3 - "$work/results" "$work/sides" "${BASELINE_REV:-}" "$calls" "$rounds" "${gomaxprocs:-default}" <<'EOF'
+python3 - "$work/results" "$work/sides" "${BASELINE_REV:-}" "$calls" "$rounds" "${gomaxprocs:-default}" "$concurrency" <<'EOF'
 import json, statistics, sys
 results = [json.loads(l) for l in open(sys.argv[1])]
 sides = [json.loads(l) for l in open(sys.argv[2])]
-rev, calls, rounds, gmp = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+rev, calls, rounds, gmp, conc = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7]
 modes = [m for m in ("none", "baseline", "gospan") if any(r["mode"] == m for r in results)]
 med = statistics.median
 def delta(r):
@@ -206,8 +209,8 @@ def cpu(r):
     return {"server": r["server_ns"] / r["calls"], "relay": r["relay_ns"] / r["calls"],
             "client": client_ns / r["calls"], "all": (r["server_ns"] + r["relay_ns"] + client_ns) / r["calls"]}
 by = {(r["mode"], r["round"]): r for r in results}
-print(f"relay benchmark: {calls} unary calls per round through greeter-relay (2 upstream calls each), {rounds} rounds,"
-      f" GOMAXPROCS {gmp}; baseline {rev or '(none)'}")
+print(f"relay benchmark: {calls} unary calls per round through greeter-relay (2 upstream calls each), {conc} in flight,"
+      f" {rounds} rounds, GOMAXPROCS {gmp}; baseline {rev or '(none)'}")
 for m in modes[1:]:
     hits = [delta(by[(m, i)])[0] / calls for i in range(rounds)]
     nsph = [delta(by[(m, i)])[1] / max(1, delta(by[(m, i)])[0]) for i in range(rounds)]
