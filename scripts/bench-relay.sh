@@ -74,8 +74,8 @@ sleep 1
 
 client() { ${goenv[@]+"${goenv[@]}"} "$bin/greeter-client" -addr "127.0.0.1:$relay_port" -rpc unary -quiet "$@"; }
 
-# CPU ns of every thread of a process (schedstat, first field)
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
+# CPU ns of every thread of a process (schedstat, first field; %.0f: mawk's %d stops at 2^31)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 # {"cnt": run_cnt, "ns": run_time_ns, "per": {name: [cnt, ns]}} of the uprobe programs process $1 holds
 prog_stats() {
