@@ -2,7 +2,8 @@
 # Relay cost benchmark: what gospan costs per unary call through a middle tier, the whole
 # product (the gospan jar as `gospan run`, exporter none), with in-process propagation on.
 #   greeter-client -> greeter-relay -> greeter-server  (the relay makes 2 upstream calls per call)
-# Per round, alternating (the machine's drift cancels out in the per-round ratios):
+# Per round, alternating (the machine's drift cancels out in the per-round ratios; the two jars'
+# order flips every round):
 #   none      no gospan
 #   baseline  the gospan jar of BASELINE_REV (built once into receiver/target, cached)
 #   gospan    this tree's gospan jar
@@ -172,7 +173,11 @@ echo "bench-relay.sh: $rounds rounds of $calls unary calls through the relay; mo
 client -n 500 >/dev/null # warm-up of the three processes
 for ((round = 0; round < rounds; round++)); do
   measure none "$round"
-  for ((j = 0; j < ${#jars[@]}; j += 2)); do
+  # baseline then gospan on even rounds, gospan then baseline on odd ones: a drift within a
+  # round does not always favour the same jar
+  order=$(seq 0 2 $((${#jars[@]} - 2)))
+  [ $((round % 2)) -eq 1 ] && order=$(seq $((${#jars[@]} - 2)) -2 0)
+  for j in $order; do
     start_gospan "${jars[$((j + 1))]}" "greeter-(server|relay|client)"
     measure "${jars[$j]}" "$round"
     stop_gospan
