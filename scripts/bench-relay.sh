@@ -102,17 +102,20 @@ print(json.dumps({"cnt": sum(v[0] for v in per.values()), "ns": sum(v[1] for v i
 EOF
 }
 
-# start_gospan JAR INSTRUMENT-REGEX: starts `gospan run`, waits until it traces the long-lived
-# processes the regex selects; sets $gospan
+# start_gospan JAR PROGRAM-GLOB: starts `gospan run` tracing the programs of $bin the glob
+# selects (exe_path: never another clone's example programs running on the machine), waits
+# until it traces the long-lived ones; sets $gospan
 start_gospan() {
   local cfg=$work/gospan.yaml log=$work/gospan.log
-  printf 'discovery:\n  instrument:\n    - name: "%s"\nexporter:\n  type: none\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n' "$2" > "$cfg"
+  printf 'discovery:\n  instrument:\n    - exe_path: "%s/%s"\nexporter:\n  type: none\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n' "$bin" "$2" > "$cfg"
   java -jar "$1" run --config "$cfg" > "$log" 2>&1 &
   gospan=$!
   pids+=("$gospan")
   local want=()
-  [[ greeter-server =~ ^($2)$ ]] && want+=("$server")
-  [[ greeter-relay =~ ^($2)$ ]] && want+=("$relay")
+  # shellcheck disable=SC2053
+  [[ greeter-server == $2 ]] && want+=("$server")
+  # shellcheck disable=SC2053
+  [[ greeter-relay == $2 ]] && want+=("$relay")
   for _ in $(seq 1 300); do
     local ok=1
     grep -q "waiting for Go gRPC processes" "$log" || ok=0
@@ -178,7 +181,7 @@ for ((round = 0; round < rounds; round++)); do
   order=$(seq 0 2 $((${#jars[@]} - 2)))
   [ $((round % 2)) -eq 1 ] && order=$(seq $((${#jars[@]} - 2)) -2 0)
   for j in $order; do
-    start_gospan "${jars[$((j + 1))]}" "greeter-(server|relay|client)"
+    start_gospan "${jars[$((j + 1))]}" "greeter-*"
     measure "${jars[$j]}" "$round"
     stop_gospan
   done

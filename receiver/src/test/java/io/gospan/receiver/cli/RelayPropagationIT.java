@@ -52,8 +52,11 @@ class RelayPropagationIT {
   /** Calls served in the window below which the run itself failed (200 on an idle machine). */
   static final int MIN_SERVED = 50;
 
-  /** Upstream calls of calls served at the window's edges that may start outside it. */
-  static final int EDGE = 2;
+  /**
+   * Upstream calls of calls served at the window's end that may start after it (a client-streaming
+   * call reads its requests first; 394 of 400 seen).
+   */
+  static final int EDGE = 8;
 
   static final String BACKGROUND_ATTR = "rpc.request.metadata.relay-call";
 
