@@ -8,7 +8,8 @@
 #   baseline  the gospan jar of BASELINE_REV (built once into receiver/target, cached)
 #   gospan    this tree's gospan jar
 # and for each: the traced programs' CPU per client call (schedstat of server and relay,
-# getrusage of the client as greeter-client reports it), probe hits per call and BPF ns per hit
+# getrusage of the client as greeter-client reports it), the gospan JVM's own CPU per call,
+# probe hits per call and BPF ns per hit
 # (bpftool's run_cnt / run_time_ns of the programs that gospan process holds, found through
 # /proc/<pid>/fdinfo prog_id; kernel.bpf_stats_enabled set here, restored after).
 # Then, per jar, hits per call per side, tracing one binary at a time (discovery.instrument):
@@ -157,17 +158,17 @@ warm_up() {
 
 # measure MODE ROUND: one measured client run; appends a JSON line to $work/results
 measure() {
-  local mode=$1 round=$2 before after s0 r0 s1 r1 out
+  local mode=$1 round=$2 before after s0 r0 s1 r1 g0=0 g1=0 out
   warm_up "$mode"
   before='{"cnt":0,"ns":0,"per":{}}'
-  [ "$mode" != none ] && before=$(prog_stats "$gospan")
+  [ "$mode" != none ] && before=$(prog_stats "$gospan") && g0=$(cpu_ns "$gospan")
   s0=$(cpu_ns "$server"); r0=$(cpu_ns "$relay")
   out=$(client -n "$calls" -concurrency "$concurrency" | tail -n 1)
   s1=$(cpu_ns "$server"); r1=$(cpu_ns "$relay")
   after='{"cnt":0,"ns":0,"per":{}}'
-  [ "$mode" != none ] && after=$(prog_stats "$gospan")
-  printf '{"mode":"%s","round":%d,"calls":%d,"server_ns":%d,"relay_ns":%d,"client":%s,"before":%s,"after":%s}\n' \
-    "$mode" "$round" "$calls" $((s1 - s0)) $((r1 - r0)) "$out" "$before" "$after" >> "$work/results"
+  [ "$mode" != none ] && g1=$(cpu_ns "$gospan") && after=$(prog_stats "$gospan")
+  printf '{"mode":"%s","round":%d,"calls":%d,"server_ns":%d,"relay_ns":%d,"gospan_ns":%d,"client":%s,"before":%s,"after":%s}\n' \
+    "$mode" "$round" "$calls" $((s1 - s0)) $((r1 - r0)) $((g1 - g0)) "$out" "$before" "$after" >> "$work/results"
 }
 
 names=none
@@ -249,6 +250,8 @@ if "baseline" in modes:
     nsr = [(delta(by[("gospan", i)])[1] / delta(by[("gospan", i)])[0]) / (delta(by[("baseline", i)])[1] / delta(by[("baseline", i)])[0])
            for i in range(rounds)]
     print(f"BPF ns per hit, gospan / baseline per round: {[round(x, 3) for x in nsr]} median {med(nsr):.3f}")
+print("gospan's own CPU per client call (the sidecar JVM, sharing the cores), us (median of rounds): " + ", ".join(
+    f"{m} {med([by[(m, i)]['gospan_ns'] / calls for i in range(rounds)]) / 1e3:.1f}" for m in modes[1:]))
 p50 = {m: med([by[(m, i)]["client"]["p50_us"] for i in range(rounds)]) for m in modes}
 print("client p50 latency per call (us): " + ", ".join(f"{m} {v:.0f}" for m, v in p50.items()))
 print("probe hits per unary call, per side (one binary traced at a time):")
