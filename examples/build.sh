@@ -5,7 +5,7 @@
 #   build.sh                         -> bin/greeter-{server,client,relay}, Go on PATH,
 #                                       grpc-go and everything else as in go.mod
 #   build.sh [--go V|PATH] [--grpc V] [--stripped] [--pin MOD@V]... [--out DIR]
-#                                    -> bin/go<go>-grpc<grpc>[-stripped]/greeter-{server,client}
+#                                    -> bin/go<go>-grpc<grpc>[-stripped]/greeter-{server,client,relay}
 #
 # The directory the binaries are in is always the last line on stdout;
 # everything else goes to stderr. Examples:
@@ -27,9 +27,11 @@
 # --pin MOD@VER  (repeatable, with --grpc) also require MOD at VER before tidy;
 #                for dependency versions the chosen toolchain cannot build.
 # --stripped     link with -ldflags="-s -w" (no symbol table, no DWARF).
-# greeter-relay  (the middle tier, cmd/greeter-relay) is built only from the
-#                in-tree module (no --grpc): it needs golang.org/x/sync and
-#                Go >= 1.19, which old grpc-go/toolchain pairs do not fit.
+# greeter-relay  (the middle tier, cmd/greeter-relay) is built by every
+#                build. It needs golang.org/x/sync (errgroup): a --grpc build
+#                requires golang.org/x/sync@v0.3.0 (go line 1.17, errgroup
+#                as today) unless --pin names another version; grpc-go's own
+#                requirement wins when it is newer (v1.60.1: v0.4.0).
 # --test         also run `go test ./...` with that toolchain and module
 #                graph (never skipped as up to date).
 # --out DIR      put the binaries in DIR instead.
@@ -101,6 +103,9 @@ done
 
 # Used with grpc-go versions that do not require google.golang.org/protobuf.
 default_protobuf_pins="google.golang.org/protobuf@v1.25.0 github.com/golang/protobuf@v1.4.3"
+# The relay's errgroup, for --grpc builds: the newest golang.org/x/sync whose
+# go line Go 1.17 accepts (later ones say go 1.18 and up; the newest, 1.25).
+default_sync_pin="golang.org/x/sync@v0.3.0"
 
 # --- the toolchain -----------------------------------------------------------
 # go_cmd runs the chosen go command with the chosen GOTOOLCHAIN.
@@ -187,10 +192,7 @@ inputs_hash() {
     } | sha256sum | cut -d' ' -f1
 }
 stamp=$(inputs_hash)
-programs=(greeter-server greeter-client)
-if [[ -z "$grpc_version" ]]; then
-    programs+=(greeter-relay)
-fi
+programs=(greeter-server greeter-client greeter-relay)
 up_to_date=1
 for p in "${programs[@]}"; do
     [[ -x "$out/$p" ]] || up_to_date=0
@@ -210,8 +212,7 @@ else
     trap 'rm -rf "$tmp"' EXIT
     moddir=$tmp/examples
     mkdir -p "$moddir"
-    # Without the relay: its golang.org/x/sync would enter the tidied graph.
-    tar -C "$here" --exclude=./bin --exclude=./go.mod --exclude=./go.sum --exclude=./cmd/greeter-relay \
+    tar -C "$here" --exclude=./bin --exclude=./go.mod --exclude=./go.sum \
         -cf - . | tar -C "$moddir" -xf -
     # A fresh go.mod: only grpc-go (and any pins) are chosen here; tidy fills
     # in the rest from grpc-go's own requirements. "go 1.16" keeps the
@@ -233,7 +234,11 @@ else
         for m in "$@"; do args+=("-require=$m"); done
         (cd "$moddir" && go_cmd mod edit "${args[@]}") >&2 || resolve_failed
     }
-    require "google.golang.org/grpc@$grpc_version" ${pins[@]+"${pins[@]}"}
+    sync_pin=$default_sync_pin
+    for p in ${pins[@]+"${pins[@]}"}; do
+        [[ "$p" == golang.org/x/sync@* ]] && sync_pin=""
+    done
+    require "google.golang.org/grpc@$grpc_version" $sync_pin ${pins[@]+"${pins[@]}"}
     # grpc-go before ~v1.36 requires only github.com/golang/protobuf v1.3.x
     # (pre-APIv2), so google.golang.org/protobuf, which the generated code
     # imports, is not in its graph and tidy would add the newest one (too new
@@ -246,7 +251,7 @@ else
     fi
     (cd "$moddir" && go_cmd mod tidy) >&2 || resolve_failed
     note "dependencies: $(cd "$moddir" && go_cmd list -m all 2>/dev/null |
-        grep -E '^(google.golang.org/(grpc|protobuf|genproto)|golang.org/x/net) ' | tr '\n' ';' || true)"
+        grep -E '^(google.golang.org/(grpc|protobuf|genproto)|golang.org/x/(net|sync)) ' | tr '\n' ';' || true)"
 fi
 
 # --- build -------------------------------------------------------------------

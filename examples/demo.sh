@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# The one-command demo: builds what is missing, starts gospan, then the example greeter
-# server and two clients (one cycling through the four RPC shapes, one asking for
-# NOT_FOUND), and shows the spans gospan prints: client and server spans of each call,
-# linked (the server span's parent is the client span), with their status.
+# The one-command demo: builds what is missing, starts gospan, then a chain of three
+# example programs, greeter-client -> greeter-relay -> greeter-server (two clients: one
+# cycling through the four RPC shapes, one asking for NOT_FOUND; the relay answers each call
+# by calling the server twice, from the handler's goroutine and from a goroutine it starts,
+# and every 5 s from a background loop), and shows the spans gospan prints, one line each
+# with its service, trace, span and parent: each client call is one trace,
+#   greeter-client CLIENT -> greeter-relay SERVER -> 2 x greeter-relay CLIENT
+#                                                 -> 2 x greeter-server SERVER
+# (a relay CLIENT span's parent is the relay SERVER span of the call it was made for; the
+# background calls are roots, parent=-), with their status.
 #
 #   sudo examples/demo.sh                 # until Ctrl-C
 #   DEMO_SECONDS=20 sudo examples/demo.sh # stop by itself
@@ -52,15 +58,22 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+port=$(free_port)
+relay_port=$(free_port)
 "$bin/greeter-server" -addr "127.0.0.1:$port" >/dev/null 2>&1 &
 pids+=("$!")
-sleep 1 # gospan attaches to the server on its next scan (every 500 ms)
-"$bin/greeter-client" -addr "127.0.0.1:$port" -rpc all -n 0 -rate 2 -quiet >/dev/null 2>&1 &
+"$bin/greeter-relay" -addr "127.0.0.1:$relay_port" -upstream "127.0.0.1:$port" -background 5s >/dev/null 2>&1 &
 pids+=("$!")
-"$bin/greeter-client" -addr "127.0.0.1:$port" -rpc unary -n 0 -rate 0.5 -fail-code NOT_FOUND -quiet >/dev/null 2>&1 &
+sleep 1 # gospan attaches to the server and the relay on its next scan (every 500 ms)
+"$bin/greeter-client" -addr "127.0.0.1:$relay_port" -rpc all -n 0 -rate 1 -quiet >/dev/null 2>&1 &
 pids+=("$!")
-echo "demo.sh: greeter-server on 127.0.0.1:$port, two clients calling it; spans follow (Ctrl-C stops)" >&2
+"$bin/greeter-client" -addr "127.0.0.1:$relay_port" -rpc unary -n 0 -rate 0.5 -fail-code NOT_FOUND -quiet >/dev/null 2>&1 &
+pids+=("$!")
+echo "demo.sh: greeter-client x2 -> greeter-relay on 127.0.0.1:$relay_port -> greeter-server on 127.0.0.1:$port;" \
+  "spans follow, parent=- is a root (Ctrl-C stops)" >&2
 
 if [ -n "${DEMO_SECONDS:-}" ]; then
   sleep "$DEMO_SECONDS"

@@ -27,6 +27,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -102,8 +103,9 @@ func run(cfg config) error {
 		return err
 	}
 	// Connects lazily; a call made while the upstream is down fails with
-	// UNAVAILABLE.
-	conn, err := grpc.NewClient(cfg.upstream, grpc.WithTransportCredentials(creds))
+	// UNAVAILABLE. (grpc.Dial without WithBlock, not grpc.NewClient: the
+	// relay builds with grpc-go back to v1.40, NewClient is v1.63+.)
+	conn, err := grpc.Dial(cfg.upstream, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return fmt.Errorf("upstream %s: %v", cfg.upstream, err)
 	}
@@ -151,7 +153,7 @@ func run(cfg config) error {
 	if err := <-errc; err != nil && err != grpc.ErrServerStopped {
 		return fmt.Errorf("serve: %v", err)
 	}
-	log.Printf("stopped after %d upstream calls", r.upstreamCalls.Load())
+	log.Printf("stopped after %d upstream calls", atomic.LoadInt64(&r.upstreamCalls))
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"gospan.dev/examples/greeter/greeterpb"
@@ -25,8 +26,10 @@ type relay struct {
 	upstream greeterpb.GreeterClient
 	logf     func(format string, args ...interface{})
 
-	// upstreamCalls counts calls made to the upstream server (started).
-	upstreamCalls atomic.Int64
+	// upstreamCalls counts calls made to the upstream server (started);
+	// sync/atomic functions, not atomic.Int64 (Go 1.19+): the relay builds
+	// with Go back to 1.16.
+	upstreamCalls int64
 }
 
 func newRelay(upstream greeterpb.GreeterClient) *relay {
@@ -52,7 +55,7 @@ func (r *relay) SayHello(ctx context.Context, req *greeterpb.HelloRequest) (*gre
 }
 
 func (r *relay) unary(ctx context.Context, req *greeterpb.HelloRequest) (*greeterpb.HelloReply, error) {
-	r.upstreamCalls.Add(1)
+	atomic.AddInt64(&r.upstreamCalls, 1)
 	return r.upstream.SayHello(ctx, req)
 }
 
@@ -73,7 +76,7 @@ func (r *relay) SayHelloServerStream(req *greeterpb.HelloRequest, stream greeter
 // serverStream makes one upstream server-streaming call and hands each reply
 // to forward (nil: drop them).
 func (r *relay) serverStream(ctx context.Context, req *greeterpb.HelloRequest, forward func(*greeterpb.HelloReply) error) error {
-	r.upstreamCalls.Add(1)
+	atomic.AddInt64(&r.upstreamCalls, 1)
 	up, err := r.upstream.SayHelloServerStream(ctx, req)
 	if err != nil {
 		return err
@@ -129,7 +132,7 @@ func (r *relay) SayHelloClientStream(stream greeterpb.Greeter_SayHelloClientStre
 }
 
 func (r *relay) clientStream(ctx context.Context, reqs []*greeterpb.HelloRequest) (*greeterpb.HelloReply, error) {
-	r.upstreamCalls.Add(1)
+	atomic.AddInt64(&r.upstreamCalls, 1)
 	up, err := r.upstream.SayHelloClientStream(ctx)
 	if err != nil {
 		return nil, err
@@ -164,7 +167,7 @@ func (r *relay) SayHelloBidi(stream greeterpb.Greeter_SayHelloBidiServer) error 
 }
 
 func (r *relay) bidiDirect(ctx context.Context, stream greeterpb.Greeter_SayHelloBidiServer, toSpawned chan<- *greeterpb.HelloRequest) error {
-	r.upstreamCalls.Add(1)
+	atomic.AddInt64(&r.upstreamCalls, 1)
 	up, err := r.upstream.SayHelloBidi(ctx)
 	if err != nil {
 		return err
@@ -210,7 +213,7 @@ func (r *relay) bidiDirect(ctx context.Context, stream greeterpb.Greeter_SayHell
 }
 
 func (r *relay) bidiSpawned(ctx context.Context, reqs <-chan *greeterpb.HelloRequest) error {
-	r.upstreamCalls.Add(1)
+	atomic.AddInt64(&r.upstreamCalls, 1)
 	up, err := r.upstream.SayHelloBidi(ctx)
 	if err != nil {
 		return err
@@ -241,10 +244,16 @@ func (r *relay) bidiSpawned(ctx context.Context, reqs <-chan *greeterpb.HelloReq
 	return <-recvErr
 }
 
+// BackgroundHeader is the request header every background call carries,
+// with value "background", so that a tracer capturing it (gospan
+// headers.allow) can tell the background calls from the relayed ones.
+const BackgroundHeader = "relay-call"
+
 // background calls the upstream every interval with context.Background()
-// (a call made outside any served call), cycling through the four kinds,
-// until stop is closed. Without a deadline: a stopped upstream fails the
-// call at once (UNAVAILABLE, not wait-for-ready).
+// (a call made outside any served call; only BackgroundHeader is added to
+// its outgoing metadata), cycling through the four kinds, until stop is
+// closed. Without a deadline: a stopped upstream fails the call at once
+// (UNAVAILABLE, not wait-for-ready).
 func (r *relay) background(interval time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -255,7 +264,7 @@ func (r *relay) background(interval time.Duration, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		ctx := context.Background()
+		ctx := metadata.AppendToOutgoingContext(context.Background(), BackgroundHeader, "background")
 		var err error
 		switch i % 4 {
 		case 0:

@@ -6,12 +6,14 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -19,16 +21,28 @@ import (
 	"gospan.dev/examples/greeter/greeterpb"
 )
 
-// counter counts the calls a server received, by full method name.
+// counter counts the calls a server received, by full method name, and
+// those carrying BackgroundHeader.
 type counter struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu         sync.Mutex
+	n          map[string]int
+	background int
 }
 
-func (c *counter) add(method string) {
+func (c *counter) add(ctx context.Context, method string) {
+	md, _ := metadata.FromIncomingContext(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n[method]++
+	if v := md.Get(BackgroundHeader); len(v) == 1 && v[0] == "background" {
+		c.background++
+	}
+}
+
+func (c *counter) backgroundCalls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.background
 }
 
 func (c *counter) snapshot() map[string]int {
@@ -53,7 +67,7 @@ func serve(t *testing.T, impl greeterpb.GreeterServer, opts ...grpc.ServerOption
 	greeterpb.RegisterGreeterServer(s, impl)
 	go s.Serve(lis)
 	t.Cleanup(s.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.Dial(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +80,11 @@ func upstream(t *testing.T) (*grpc.ClientConn, *counter) {
 	c := &counter{n: map[string]int{}}
 	conn := serve(t, greeter.NewServer(),
 		grpc.UnaryInterceptor(func(ctx context.Context, req interface{}, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (interface{}, error) {
-			c.add(info.FullMethod)
+			c.add(ctx, info.FullMethod)
 			return h(ctx, req)
 		}),
 		grpc.StreamInterceptor(func(srv interface{}, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			c.add(info.FullMethod)
+			c.add(ss.Context(), info.FullMethod)
 			return h(srv, ss)
 		}))
 	return conn, c
@@ -192,7 +206,10 @@ func TestRelayCallsUpstreamTwicePerCall(t *testing.T) {
 	if len(got) != len(kinds) {
 		t.Errorf("the server got calls of other methods: %v", got)
 	}
-	if n := r.upstreamCalls.Load(); n != int64(2*perKind*len(kinds)) {
+	if n := count.backgroundCalls(); n != 0 {
+		t.Errorf("%d relayed calls carried the %s header of background calls", n, BackgroundHeader)
+	}
+	if n := atomic.LoadInt64(&r.upstreamCalls); n != int64(2*perKind*len(kinds)) {
 		t.Errorf("the relay counted %d upstream calls, want %d", n, 2*perKind*len(kinds))
 	}
 }
@@ -246,6 +263,13 @@ func TestRelayBackgroundCalls(t *testing.T) {
 	close(stop)
 	<-done
 	after := count.snapshot()
+	total := 0
+	for _, n := range after {
+		total += n
+	}
+	if bg := count.backgroundCalls(); bg != total {
+		t.Errorf("%d of %d background calls carried %s: background", bg, total, BackgroundHeader)
+	}
 	time.Sleep(50 * time.Millisecond)
 	if again := count.snapshot(); fmt.Sprint(again) != fmt.Sprint(after) {
 		t.Errorf("background calls went on after stop: %v then %v", after, again)

@@ -23,15 +23,18 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-/** An OTLP/gRPC collector in the test JVM: grpc-java with the OTLP proto services, on 127.0.0.1. */
-final class OtlpGrpcReceiver implements AutoCloseable {
+/**
+ * An OTLP/gRPC collector in the test JVM: grpc-java with the OTLP proto services, on 127.0.0.1.
+ * Public for the end-to-end tests of other packages.
+ */
+public final class OtlpGrpcReceiver implements AutoCloseable {
   final List<ExportTraceServiceRequest> traces = new CopyOnWriteArrayList<>();
   final List<ExportMetricsServiceRequest> metrics = new CopyOnWriteArrayList<>();
   private final Server server;
 
   /** A received span with the resource it came under. */
-  record ReceivedSpan(Resource resource, Span span) {
-    String resourceAttr(String key) {
+  public record ReceivedSpan(Resource resource, Span span) {
+    public String resourceAttr(String key) {
       return resource.getAttributesList().stream()
           .filter(kv -> kv.getKey().equals(key))
           .map(kv -> kv.getValue().hasStringValue() ? kv.getValue().getStringValue() : String.valueOf(kv.getValue().getIntValue()))
@@ -39,7 +42,7 @@ final class OtlpGrpcReceiver implements AutoCloseable {
           .orElse(null);
     }
 
-    String attr(String key) {
+    public String attr(String key) {
       return span.getAttributesList().stream()
           .filter(kv -> kv.getKey().equals(key))
           .map(kv -> kv.getValue().hasStringValue() ? kv.getValue().getStringValue() : String.valueOf(kv.getValue().getIntValue()))
@@ -88,7 +91,7 @@ final class OtlpGrpcReceiver implements AutoCloseable {
             .start();
   }
 
-  static OtlpGrpcReceiver start(int port) throws IOException {
+  public static OtlpGrpcReceiver start(int port) throws IOException {
     return new OtlpGrpcReceiver(port, null);
   }
 
@@ -110,11 +113,11 @@ final class OtlpGrpcReceiver implements AutoCloseable {
     return server.getPort();
   }
 
-  String endpoint() {
+  public String endpoint() {
     return "http://127.0.0.1:" + port();
   }
 
-  List<ReceivedSpan> spans() {
+  public List<ReceivedSpan> spans() {
     List<ReceivedSpan> out = new ArrayList<>();
     for (ExportTraceServiceRequest r : traces) {
       for (ResourceSpans rs : r.getResourceSpansList()) {

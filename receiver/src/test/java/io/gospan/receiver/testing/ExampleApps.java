@@ -33,8 +33,8 @@ public final class ExampleApps {
   }
 
   /**
-   * Builds the examples (incremental) and returns the folder holding greeter-server and
-   * greeter-client.
+   * Builds the examples (incremental) and returns the folder holding greeter-server,
+   * greeter-client and greeter-relay.
    *
    * @param args build.sh variant flags, e.g. {@code --grpc v1.60.1 --stripped}; none for the default
    */
@@ -48,8 +48,9 @@ public final class ExampleApps {
     if (!dir.isAbsolute()) {
       dir = repoRoot().resolve("examples").resolve(dir);
     }
-    if (!Files.isExecutable(dir.resolve("greeter-server")) || !Files.isExecutable(dir.resolve("greeter-client"))) {
-      throw new AssertionError("build.sh printed " + dir + " but it holds no greeter-server/client:\n" + out);
+    if (!Files.isExecutable(dir.resolve("greeter-server")) || !Files.isExecutable(dir.resolve("greeter-client"))
+        || !Files.isExecutable(dir.resolve("greeter-relay"))) {
+      throw new AssertionError("build.sh printed " + dir + " but it holds no greeter-server/client/relay:\n" + out);
     }
     return dir;
   }
@@ -94,7 +95,10 @@ public final class ExampleApps {
     }
   }
 
-  /** A running greeter-server on 127.0.0.1 and a free port. Closing it stops it (SIGTERM, then kill). */
+  /**
+   * A running greeter-server (or greeter-relay) on 127.0.0.1 and a free port. Closing it stops it
+   * (SIGTERM, then kill).
+   */
   public static final class Server implements AutoCloseable {
     private final Process process;
     private final int port;
@@ -139,8 +143,23 @@ public final class ExampleApps {
 
   /** As {@link #startServer(Path, String...)}, with extra environment variables. */
   public static Server startServer(Path dir, java.util.Map<String, String> env, String... extraFlags) {
+    return startListening(dir.resolve("greeter-server"), env, extraFlags);
+  }
+
+  /**
+   * Starts {@code dir/greeter-relay -addr 127.0.0.1:0 -upstream UPSTREAM extraFlags...} (the
+   * middle tier: every call it serves becomes two calls to {@code upstream}, plus background
+   * calls every {@code -background}, 1 s by default) and waits for its {@code listening on} line.
+   */
+  public static Server startRelay(Path dir, java.util.Map<String, String> env, String upstream, String... extraFlags) {
+    List<String> flags = new ArrayList<>(List.of("-upstream", upstream));
+    flags.addAll(List.of(extraFlags));
+    return startListening(dir.resolve("greeter-relay"), env, flags.toArray(String[]::new));
+  }
+
+  private static Server startListening(Path exe, java.util.Map<String, String> env, String... extraFlags) {
     List<String> cmd = new ArrayList<>();
-    cmd.add(dir.resolve("greeter-server").toString());
+    cmd.add(exe.toString());
     cmd.add("-addr");
     cmd.add("127.0.0.1:0");
     cmd.addAll(List.of(extraFlags));
@@ -159,7 +178,7 @@ public final class ExampleApps {
       String first = line.get(30, TimeUnit.SECONDS);
       if (first == null || !first.startsWith("listening on ")) {
         p.destroyForcibly();
-        throw new AssertionError("greeter-server did not report its address; first line: " + first);
+        throw new AssertionError(exe.getFileName() + " did not report its address; first line: " + first);
       }
       // keep draining stdout so the server never blocks on a full pipe
       CompletableFuture.runAsync(() -> {

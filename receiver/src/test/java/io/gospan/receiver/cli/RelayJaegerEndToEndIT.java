@@ -1,0 +1,152 @@
+package io.gospan.receiver.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.Jaeger;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * In-process propagation as a user sees it in Jaeger: the gospan jar exporting OTLP/gRPC to a
+ * real Jaeger v2, greeter-client → greeter-relay → greeter-server, each with its own
+ * OTEL_SERVICE_NAME. Jaeger's query API must return each unary call as one trace of six spans:
+ * the client span (no references), the relay's server span (CHILD_OF the client span), the
+ * relay's two client spans (CHILD_OF the relay's server span), the server's two server spans
+ * (each CHILD_OF one of those), under their services.
+ */
+class RelayJaegerEndToEndIT {
+
+  static final String CLIENT = "e2e-relay-client";
+  static final String RELAY = "e2e-relay";
+  static final String SERVER = "e2e-relay-server";
+
+  @Test
+  void eachCallIsOneSixSpanTraceInJaeger() throws Exception {
+    Path dir = ExampleApps.build();
+    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
+    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    try (Jaeger jaeger = Jaeger.start()) {
+      Path config = Files.createTempFile("gospan-relay-jaeger", ".yaml");
+      Files.writeString(config, "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + jaeger.otlpGrpcEndpoint() + "\n"
+          + "  batch:\n    schedule_delay: 200ms\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n");
+      Process gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+              "-jar", jar.toString(), "run", "--config", config.toString())
+          .redirectErrorStream(true).start();
+      Thread reader = new Thread(() -> {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(gospan.getInputStream(), StandardCharsets.UTF_8))) {
+          for (String line; (line = r.readLine()) != null; ) {
+            log.add(line);
+          }
+        } catch (Exception ignored) {
+          // gospan exited
+        }
+      });
+      reader.start();
+      List<JsonNode> traces;
+      try {
+        JaegerEndToEndIT.await(() -> log.stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
+        try (ExampleApps.Server server = ExampleApps.startServer(dir, Map.of("OTEL_SERVICE_NAME", SERVER));
+            ExampleApps.Server relay = ExampleApps.startRelay(dir, Map.of("OTEL_SERVICE_NAME", RELAY), server.address(),
+                "-background", "0")) {
+          JaegerEndToEndIT.await(() -> traced(log, server.pid()) && traced(log, relay.pid()), "server and relay traced", log);
+          List<String> cmd = List.of(dir.resolve("greeter-client").toString(), "-addr", relay.address(), "-quiet",
+              "-rpc", "unary", "-n", "0", "-rate", "5");
+          ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .redirectError(ProcessBuilder.Redirect.INHERIT);
+          pb.environment().put("OTEL_SERVICE_NAME", CLIENT);
+          Process client = pb.start();
+          try {
+            JaegerEndToEndIT.await(() -> traced(log, client.pid()), "client traced", log);
+            traces = jaeger.awaitTraces(CLIENT, t -> complete(t).size() >= 5, Duration.ofSeconds(40));
+          } finally {
+            client.destroy();
+            client.waitFor(10, TimeUnit.SECONDS);
+          }
+        }
+      } finally {
+        gospan.destroy();
+        assertThat(gospan.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        reader.join(5000);
+        assertThat(gospan.exitValue()).as(String.join("\n", log)).isZero();
+      }
+      List<JsonNode> complete = complete(traces);
+      assertThat(complete).as("six-span traces in Jaeger").hasSizeGreaterThanOrEqualTo(5);
+      // every trace of a call the client made after all three were traced is complete: those
+      // that are not started before (the client span has no relay server child yet) or end after
+      long withRelayClients = traces.stream().filter(t -> spansOf(t, RELAY, "client").size() > 0).count();
+      assertThat(complete.size()).as("traces with relay client spans that are complete, of %d", withRelayClients)
+          .isGreaterThanOrEqualTo((int) Math.ceil(0.9 * withRelayClients));
+    }
+  }
+
+  static boolean traced(List<String> log, long pid) {
+    return log.stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
+  }
+
+  /** The traces that are exactly the six-span chain with CHILD_OF references and the right services. */
+  static List<JsonNode> complete(List<JsonNode> traces) {
+    return traces.stream().filter(RelayJaegerEndToEndIT::isComplete).collect(Collectors.toList());
+  }
+
+  static boolean isComplete(JsonNode trace) {
+    if (trace.path("spans").size() != 6) {
+      return false;
+    }
+    List<JsonNode> client = spansOf(trace, CLIENT, "client");
+    List<JsonNode> relayServer = spansOf(trace, RELAY, "server");
+    List<JsonNode> relayClients = spansOf(trace, RELAY, "client");
+    List<JsonNode> servers = spansOf(trace, SERVER, "server");
+    if (client.size() != 1 || relayServer.size() != 1 || relayClients.size() != 2 || servers.size() != 2) {
+      return false;
+    }
+    if (!client.get(0).path("references").isEmpty() || !childOf(relayServer.get(0), client.get(0))) {
+      return false;
+    }
+    for (JsonNode rc : relayClients) {
+      if (!childOf(rc, relayServer.get(0))) {
+        return false;
+      }
+      if (servers.stream().filter(s -> childOf(s, rc)).count() != 1) {
+        return false;
+      }
+    }
+    String op = "greeter.Greeter/SayHello";
+    return List.of(client, relayServer, relayClients, servers).stream()
+        .flatMap(List::stream)
+        .allMatch(s -> s.path("operationName").asText().equals(op));
+  }
+
+  static boolean childOf(JsonNode span, JsonNode parent) {
+    JsonNode refs = span.path("references");
+    return refs.size() == 1 && refs.get(0).path("refType").asText().equals("CHILD_OF")
+        && refs.get(0).path("spanID").asText().equals(parent.path("spanID").asText())
+        && refs.get(0).path("traceID").asText().equals(parent.path("traceID").asText());
+  }
+
+  static List<JsonNode> spansOf(JsonNode trace, String service, String kind) {
+    Map<String, String> serviceOf = new HashMap<>();
+    trace.path("processes").fields().forEachRemaining(e -> serviceOf.put(e.getKey(), e.getValue().path("serviceName").asText()));
+    List<JsonNode> out = new ArrayList<>();
+    for (JsonNode s : trace.path("spans")) {
+      if (service.equals(serviceOf.get(s.path("processID").asText())) && kind.equals(JaegerEndToEndIT.tag(s, "span.kind"))) {
+        out.add(s);
+      }
+    }
+    return out;
+  }
+}

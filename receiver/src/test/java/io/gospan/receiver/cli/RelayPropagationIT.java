@@ -1,0 +1,489 @@
+package io.gospan.receiver.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import io.gospan.receiver.export.OtlpGrpcReceiver;
+import io.gospan.receiver.export.OtlpGrpcReceiver.ReceivedSpan;
+import io.gospan.receiver.testing.ExampleApps;
+import io.opentelemetry.proto.common.v1.AnyValue;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.trace.v1.Span;
+import io.opentelemetry.proto.trace.v1.Span.SpanKind;
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * In-process propagation end to end: the real {@code gospan run} (the jar, a separate process)
+ * exporting OTLP/gRPC to a receiver in this JVM, and three real processes per grpc-go/Go version:
+ * greeter-client → greeter-relay → greeter-server. Each call the client makes must be ONE trace
+ * of six spans with exact parent ids: the client span → the relay's server span → the relay's
+ * two client spans (one made in the handler's goroutine with its ctx, one in an errgroup
+ * goroutine) → the server's two server spans; for at least 99 % of the calls. The relay's
+ * background calls (context.Background(), request header {@code relay-call: background},
+ * captured through {@code headers.allow}) are roots.
+ *
+ * <p>Stripped builds (offsets from the catalog) and Go 1.16 (stack ABI): every span is still
+ * there, linked across processes as today; whether the relay's client spans are linked to the
+ * call served must be what {@code gospan inspect} says of the relay binary (its line "calls
+ * linked inside the process: yes (...)" or "no: REASON").
+ */
+class RelayPropagationIT {
+
+  /** The measuring window: at 50 calls/s, about 200 calls, all four kinds in turn. */
+  static final long WINDOW_MS = 4000;
+
+  /** Calls served in the window below which the run itself failed (200 on an idle machine). */
+  static final int MIN_SERVED = 50;
+
+  /**
+   * Upstream calls of calls served at the window's end that may start after it (a client-streaming
+   * call reads its requests first; 394 of 400 seen).
+   */
+  static final int EDGE = 8;
+
+  static final String BACKGROUND_ATTR = "rpc.request.metadata.relay-call";
+
+  static OtlpGrpcReceiver receiver;
+  static Process gospan;
+  static Thread reader;
+  static final List<String> log = Collections.synchronizedList(new ArrayList<>());
+
+  @BeforeAll
+  static void startGospan() throws Exception {
+    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
+    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
+    receiver = OtlpGrpcReceiver.start(0);
+    Path config = Files.createTempFile("gospan-relay", ".yaml");
+    Files.writeString(config, "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + receiver.endpoint() + "\n"
+        + "  batch:\n    schedule_delay: 200ms\nheaders:\n  allow: [relay-call]\nmetrics:\n  enabled: false\n"
+        + "telemetry:\n  http:\n    enabled: false\n");
+    gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-jar", jar.toString(), "run", "--config", config.toString())
+        .redirectErrorStream(true).start();
+    reader = new Thread(() -> {
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(gospan.getInputStream(), StandardCharsets.UTF_8))) {
+        for (String line; (line = r.readLine()) != null; ) {
+          log.add(line);
+        }
+      } catch (Exception ignored) {
+        // gospan exited
+      }
+    });
+    reader.start();
+    await(() -> log.stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started");
+  }
+
+  @AfterAll
+  static void stopGospan() throws Exception {
+    try {
+      if (gospan != null) {
+        gospan.destroy(); // SIGTERM: flush, detach, exit 0
+        assertThat(gospan.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        reader.join(5000);
+        assertThat(gospan.exitValue()).as(String.join("\n", log)).isZero();
+      }
+    } finally {
+      if (receiver != null) {
+        receiver.close();
+      }
+    }
+  }
+
+  @Test
+  void newestGrpcGoWithGo126() throws Exception {
+    linked(ExampleApps.build(), "relay-newest");
+  }
+
+  @Test
+  void grpcGo160WithGo122() throws Exception {
+    linked(ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1"), "relay-160");
+  }
+
+  @Test
+  void grpcGo140WithGo117() throws Exception {
+    linked(ExampleApps.build("--go", "1.17.13", "--grpc", "v1.40.0"), "relay-140");
+  }
+
+  @Test
+  void strippedNewest() throws Exception {
+    linkedAsInspectSays(ExampleApps.build("--stripped"), "relay-newest-stripped");
+  }
+
+  @Test
+  void strippedGrpcGo160WithGo122() throws Exception {
+    linkedAsInspectSays(ExampleApps.build("--go", "1.22.12", "--grpc", "v1.60.1", "--stripped"), "relay-160-stripped");
+  }
+
+  @Test
+  void strippedGrpcGo140WithGo117() throws Exception {
+    linkedAsInspectSays(ExampleApps.build("--go", "1.17.13", "--grpc", "v1.40.0", "--stripped"), "relay-140-stripped");
+  }
+
+  /**
+   * Go 1.16 passes arguments on the stack: the in-process probes need the register ABI, so
+   * inspect says the relay's calls are not linked, and its spans are all there, unlinked.
+   */
+  @Test
+  void stackAbiGo116IsNotLinkedAndInspectSaysSo() throws Exception {
+    Path dir = ExampleApps.build("--go", "1.16.15", "--grpc", "v1.40.0");
+    String inspect = inspect(dir.resolve("greeter-relay"));
+    assertThat(saysNotLinked(inspect)).as(inspect).isTrue();
+    linkedAsInspectSays(dir, "relay-go116");
+  }
+
+  /** The full chain for >= 99 % of the calls served in the window; background calls are roots. */
+  static void linked(Path dir, String tag) throws Exception {
+    Spans s = run(dir, tag, spans -> complete(spans).size() >= minimum(spans.served().size()));
+    List<Span> served = checkServed(s, tag);
+    assertThat(complete(s).size())
+        .as("%s: calls served that are one trace client -> relay server -> 2 relay clients -> 2 servers, of %d; %s",
+            tag, served.size(), s.describe())
+        .isGreaterThanOrEqualTo(minimum(served.size()));
+    checkBackground(s, tag);
+  }
+
+  /**
+   * Every span is there and linked across processes; the relay's client spans are linked to the
+   * call served exactly when {@code gospan inspect} does not say they are not ({@link #saysNotLinked}).
+   */
+  static void linkedAsInspectSays(Path dir, String tag) throws Exception {
+    String inspect = inspect(dir.resolve("greeter-relay"));
+    Spans s = run(dir, tag, spans -> servedWithClient(spans) >= minimum(spans.served().size())
+        && relayedUpstream(spans).size() >= minimum(2 * spans.served().size()) - EDGE);
+    List<Span> served = checkServed(s, tag);
+    assertThat(servedWithClient(s)).as("%s: relay server spans whose parent is the client span; %s", tag, s.describe())
+        .isGreaterThanOrEqualTo(minimum(served.size()));
+    List<Span> relayed = relayedUpstream(s);
+    assertThat(relayed.size()).as("%s: relay client spans of relayed calls with their server span, for %d calls served; %s",
+            tag, served.size(), s.describe())
+        .isGreaterThanOrEqualTo(minimum(2 * served.size()) - EDGE);
+    long linkedToServed = relayed.stream().filter(rc -> {
+      Span parent = s.byId(rc.getParentSpanId());
+      return parent != null && s.pidOf(parent) == s.relay && parent.getKind() == SpanKind.SPAN_KIND_SERVER;
+    }).count();
+    long roots = relayed.stream().filter(rc -> rc.getParentSpanId().isEmpty()).count();
+    boolean saysNotLinked = saysNotLinked(inspect);
+    System.out.printf("%s: %d relayed upstream calls, %d linked to the call served, %d roots; inspect says %s%n",
+        tag, relayed.size(), linkedToServed, roots, saysNotLinked ? "not linked" : "linked");
+    if (saysNotLinked) {
+      assertThat(roots).as("%s: inspect says not linked inside the process, so every relay client span is a root:\n%s",
+          tag, inspect).isEqualTo(relayed.size());
+    } else {
+      assertThat(linkedToServed).as("%s: inspect says linked inside the process:\n%s", tag, inspect)
+          .isGreaterThanOrEqualTo(minimum(relayed.size()));
+      assertThat(complete(s).size()).as("%s: complete traces; %s", tag, s.describe())
+          .isGreaterThanOrEqualTo(minimum(served.size()));
+    }
+    checkBackground(s, tag);
+  }
+
+  /**
+   * The calls the relay served in the window: enough of them, and none missing (the server got
+   * two relayed calls for each, give or take the window's edges).
+   */
+  static List<Span> checkServed(Spans s, String tag) {
+    List<Span> served = s.served();
+    assertThat(served.size()).as("%s: calls the relay served in the window; %s", tag, s.describe()).isGreaterThanOrEqualTo(MIN_SERVED);
+    long upstream = s.ofPid(s.server, SpanKind.SPAN_KIND_SERVER).stream().filter(s::inWindow).filter(sp -> !isBackground(sp)).count();
+    assertThat(served.size()).as("%s: relay server spans for the %d relayed calls the server served in the window; %s",
+        tag, upstream, s.describe()).isGreaterThanOrEqualTo((int) Math.ceil(0.99 * upstream / 2) - EDGE);
+    return served;
+  }
+
+  /**
+   * The server's spans of background calls (relay-call=background) started in the window (the
+   * earlier ones may predate the relay's tracing).
+   */
+  static List<Span> background(Spans s) {
+    return s.ofPid(s.server, SpanKind.SPAN_KIND_SERVER).stream()
+        .filter(s::inWindow)
+        .filter(RelayPropagationIT::isBackground)
+        .collect(Collectors.toList());
+  }
+
+  /** Whether every background call's server span has its relay client span (which may wait up to link_wait). */
+  static boolean backgroundSettled(Spans s) {
+    return background(s).stream().allMatch(sv -> s.byId(sv.getParentSpanId()) != null);
+  }
+
+  /**
+   * Background calls (those started in the window): the server span carries
+   * relay-call=background; its parent, the relay's client span, is a root.
+   */
+  static void checkBackground(Spans s, String tag) {
+    List<Span> background = background(s);
+    assertThat(background.size()).as("%s: background calls seen on the server in the window; %s", tag, s.describe())
+        .isGreaterThanOrEqualTo(5);
+    long linked = 0;
+    for (Span sv : background) {
+      Span rc = s.byId(sv.getParentSpanId());
+      if (rc == null) {
+        continue;
+      }
+      linked++;
+      assertThat(s.pidOf(rc)).isEqualTo(s.relay);
+      assertThat(rc.getKind()).isEqualTo(SpanKind.SPAN_KIND_CLIENT);
+      assertThat(rc.getParentSpanId()).as("%s: a background call's relay client span is a root", tag).isEmpty();
+      assertThat(rc.getTraceId()).isEqualTo(sv.getTraceId());
+    }
+    assertThat(linked).as("%s: background server spans whose parent is the relay's client span", tag)
+        .isGreaterThanOrEqualTo(minimum(background.size()));
+  }
+
+  /** The relay's server spans in the window whose trace is exactly the six-span chain. */
+  static List<Span> complete(Spans s) {
+    List<Span> out = new ArrayList<>();
+    for (Span rs : s.served()) {
+      Span c = s.byId(rs.getParentSpanId());
+      if (c == null || s.pidOf(c) != s.client || c.getKind() != SpanKind.SPAN_KIND_CLIENT || !c.getParentSpanId().isEmpty()
+          || s.children(c, -1, null).size() != 1) {
+        continue;
+      }
+      List<Span> rcs = s.children(rs, s.relay, SpanKind.SPAN_KIND_CLIENT);
+      if (rcs.size() != 2) {
+        continue;
+      }
+      boolean ok = rcs.stream().allMatch(rc -> {
+        List<Span> sv = s.children(rc, s.server, SpanKind.SPAN_KIND_SERVER);
+        return sv.size() == 1 && s.children(sv.get(0), -1, null).isEmpty();
+      });
+      ok &= rs.getName().equals(c.getName())
+          && rcs.stream().allMatch(rc -> rc.getName().equals(c.getName()))
+          && s.trace(c.getTraceId()).size() == 6;
+      if (ok) {
+        out.add(rs);
+      }
+    }
+    return out;
+  }
+
+  /** The relay's server spans in the window whose parent is the measured client's span. */
+  static long servedWithClient(Spans s) {
+    return s.served().stream().filter(rs -> {
+      Span c = s.byId(rs.getParentSpanId());
+      return c != null && s.pidOf(c) == s.client && c.getKind() == SpanKind.SPAN_KIND_CLIENT;
+    }).count();
+  }
+
+  /** The relay's client spans started in the window, of relayed (not background) calls, that have their server span as a child. */
+  static List<Span> relayedUpstream(Spans s) {
+    return s.ofPid(s.relay, SpanKind.SPAN_KIND_CLIENT).stream()
+        .filter(s::inWindow)
+        .filter(rc -> {
+          List<Span> sv = s.children(rc, s.server, SpanKind.SPAN_KIND_SERVER);
+          return sv.size() == 1 && !isBackground(sv.get(0));
+        })
+        .collect(Collectors.toList());
+  }
+
+  static boolean isBackground(Span span) {
+    for (KeyValue kv : span.getAttributesList()) {
+      if (kv.getKey().equals(BACKGROUND_ATTR)) {
+        AnyValue v = kv.getValue();
+        return v.hasArrayValue() ? v.getArrayValue().getValuesList().stream().anyMatch(x -> x.getStringValue().equals("background"))
+            : v.getStringValue().equals("background");
+      }
+    }
+    return false;
+  }
+
+  static int minimum(int n) {
+    return (int) Math.ceil(0.99 * n);
+  }
+
+  /**
+   * Starts server and relay (background calls every 100 ms) and a client calling the relay (all
+   * kinds in turn, 50 calls/s); once gospan traces all three, measures over a window of {@link
+   * #WINDOW_MS} (the calls the relay serves in it, by their relay server span's start), then
+   * waits (at most 30 s) until {@code done} holds on what arrived.
+   */
+  static Spans run(Path dir, String tag, Predicate<Spans> done) throws Exception {
+    try (ExampleApps.Server server = ExampleApps.startServer(dir, Map.of("OTEL_SERVICE_NAME", tag + "-server"));
+        ExampleApps.Server relay = ExampleApps.startRelay(dir, Map.of("OTEL_SERVICE_NAME", tag + "-relay"), server.address(),
+            "-background", "100ms")) {
+      await(() -> traced(server.pid()) && traced(relay.pid()), tag + ": server and relay traced");
+      Process client = client(dir, tag, relay.address(), "-n", "0", "-rate", "50", "-rpc", "all");
+      long t0;
+      long t1;
+      try {
+        await(() -> traced(client.pid()), tag + ": the client traced");
+        Thread.sleep(1000);
+        t0 = epochNanos();
+        Thread.sleep(WINDOW_MS);
+        t1 = epochNanos();
+        Thread.sleep(500);
+        assertThat(client.isAlive()).as(tag + ": the client still runs (every call as expected)").isTrue();
+      } finally {
+        client.destroy();
+        client.waitFor(10, TimeUnit.SECONDS);
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      Spans s;
+      do {
+        Thread.sleep(500);
+        s = new Spans(receiver.spans(), client.pid(), relay.pid(), server.pid(), t0, t1);
+      } while (!(done.test(s) && backgroundSettled(s)) && System.nanoTime() < deadline);
+      System.out.println(tag + ": " + s.describe());
+      return s;
+    }
+  }
+
+  static long epochNanos() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
+  static Process client(Path dir, String tag, String address, String... flags) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(dir.resolve("greeter-client").toString(), "-addr", address, "-quiet"));
+    cmd.addAll(List.of(flags));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        .redirectError(ProcessBuilder.Redirect.INHERIT);
+    pb.environment().put("OTEL_SERVICE_NAME", tag + "-client");
+    return pb.start();
+  }
+
+  static boolean traced(long pid) {
+    return log.stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
+  }
+
+  /**
+   * Whether {@code gospan inspect}'s output says calls are not linked inside the process: its
+   * line "calls linked inside the process: no: REASON" (or the words "not linked inside the
+   * process"); a "yes (...)" line, or none, is not.
+   */
+  static boolean saysNotLinked(String inspect) {
+    return inspect.contains("not linked inside the process")
+        || java.util.regex.Pattern.compile("linked inside the process:\\s*no\\b").matcher(inspect).find();
+  }
+
+  static String inspect(Path binary) {
+    InspectCommand c = new InspectCommand();
+    c.target = binary.toString();
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+    c.call();
+    return buf.toString(StandardCharsets.UTF_8);
+  }
+
+  interface Check {
+    boolean ok();
+  }
+
+  static void await(Check c, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (!c.ok()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what + "; gospan log:\n" + String.join("\n", log));
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** The spans of one run's three processes, indexed. */
+  static final class Spans {
+    final long client;
+    final long relay;
+    final long server;
+    private final Map<ByteString, Span> byId = new java.util.HashMap<>();
+    private final Map<ByteString, Long> pid = new java.util.HashMap<>();
+    private final Map<ByteString, List<Span>> children = new java.util.HashMap<>();
+    private final Map<ByteString, List<Span>> byTrace = new java.util.HashMap<>();
+
+    final long windowStart;
+    final long windowEnd;
+
+    Spans(List<ReceivedSpan> received, long client, long relay, long server, long windowStart, long windowEnd) {
+      this.client = client;
+      this.relay = relay;
+      this.server = server;
+      this.windowStart = windowStart;
+      this.windowEnd = windowEnd;
+      for (ReceivedSpan r : received) {
+        String p = r.resourceAttr("process.pid");
+        long processId = p == null ? -1 : Long.parseLong(p);
+        if (processId != client && processId != relay && processId != server) {
+          continue;
+        }
+        Span sp = r.span();
+        byId.put(sp.getSpanId(), sp);
+        pid.put(sp.getSpanId(), processId);
+        if (!sp.getParentSpanId().isEmpty()) {
+          children.computeIfAbsent(sp.getParentSpanId(), k -> new ArrayList<>()).add(sp);
+        }
+        byTrace.computeIfAbsent(sp.getTraceId(), k -> new ArrayList<>()).add(sp);
+      }
+    }
+
+    boolean inWindow(Span s) {
+      return s.getStartTimeUnixNano() >= windowStart && s.getStartTimeUnixNano() <= windowEnd;
+    }
+
+    /** The relay's server spans started in the window: the calls it served then. */
+    List<Span> served() {
+      return ofPid(relay, SpanKind.SPAN_KIND_SERVER).stream().filter(this::inWindow).collect(Collectors.toList());
+    }
+
+    Span byId(ByteString id) {
+      return id.isEmpty() ? null : byId.get(id);
+    }
+
+    long pidOf(Span s) {
+      return pid.getOrDefault(s.getSpanId(), -1L);
+    }
+
+    List<Span> ofPid(long p, SpanKind kind) {
+      return byId.values().stream().filter(s -> pidOf(s) == p && s.getKind() == kind).collect(Collectors.toList());
+    }
+
+    /** Children of {@code parent} in its trace, of process {@code p} (-1: any) and kind (null: any). */
+    List<Span> children(Span parent, long p, SpanKind kind) {
+      return children.getOrDefault(parent.getSpanId(), List.of()).stream()
+          .filter(c -> c.getTraceId().equals(parent.getTraceId()))
+          .filter(c -> p < 0 || pidOf(c) == p)
+          .filter(c -> kind == null || c.getKind() == kind)
+          .collect(Collectors.toList());
+    }
+
+    List<Span> trace(ByteString traceId) {
+      return byTrace.getOrDefault(traceId, List.of());
+    }
+
+    String describe() {
+      return String.format("calls served in the window %d; spans: client %d, relay server %d, relay client %d (roots %d),"
+              + " server %d; example trace %s",
+          served().size(), ofPid(client, SpanKind.SPAN_KIND_CLIENT).size(), ofPid(relay, SpanKind.SPAN_KIND_SERVER).size(),
+          ofPid(relay, SpanKind.SPAN_KIND_CLIENT).size(),
+          ofPid(relay, SpanKind.SPAN_KIND_CLIENT).stream().filter(s -> s.getParentSpanId().isEmpty()).count(),
+          ofPid(server, SpanKind.SPAN_KIND_SERVER).size(), example());
+    }
+
+    /** The trace of the first call served in the window, as "process:kind:span<-parent" items. */
+    private String example() {
+      return served().stream().findFirst().map(c -> trace(c.getTraceId()).stream()
+          .map(s -> (pidOf(s) == client ? "client" : pidOf(s) == relay ? "relay" : "server") + ":"
+              + s.getKind().name().substring("SPAN_KIND_".length()) + ":" + hex(s.getSpanId()) + "<-" + hex(s.getParentSpanId()))
+          .collect(Collectors.joining(" "))).orElse("none");
+    }
+
+    private static String hex(ByteString b) {
+      return b.isEmpty() ? "-" : HexFormat.of().formatHex(b.toByteArray());
+    }
+  }
+}
