@@ -59,7 +59,7 @@ public final class LoadBenchmark {
 
   /** One measured run; {@code threadCpuUsPerCall}: the sidecar's CPU by thread name (digits dropped), µs per call. */
   record Run(double callsPerS, double p50Us, double p99Us, double cpuUsPerCall, long calls,
-             double sidecarCpuUsPerCall, long sidecarRssKb, double eventsPerS, long eventsLost,
+             double sidecarCpuUsPerCall, long sidecarRssKb, double eventsPerS, long eventsLost, long spansDropped,
              Map<String, Double> threadCpuUsPerCall) {}
 
   static final long TICK_NS = 10_000_000L; // USER_HZ = 100
@@ -132,7 +132,10 @@ public final class LoadBenchmark {
       for (int round = 0; round < rounds; round++) {
         for (Workload w : WORKLOADS) {
           without.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
-          for (Map.Entry<String, Build> jar : builds.entrySet()) {
+          // the builds' order turns by one each round, so that none always runs first
+          List<Map.Entry<String, Build>> order = new ArrayList<>(builds.entrySet());
+          java.util.Collections.rotate(order, -round);
+          for (Map.Entry<String, Build> jar : order) {
             Process gospan = startGospan(jar.getValue(), config);
             try {
               // one call so the client binary is known too; then a warm-up load so the measured
@@ -164,18 +167,18 @@ public final class LoadBenchmark {
       Build build = jar.getValue();
       System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s; median of rounds%n%n", jar.getKey(), build.jar(),
           rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()));
-      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call | sidecar RSS MiB | events/s | events lost |");
-      System.out.println("|---|---|---|---|---|---|---|---|---|");
+      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call | sidecar RSS MiB | events/s | events lost | spans dropped |");
+      System.out.println("|---|---|---|---|---|---|---|---|---|---|");
       for (Workload w : WORKLOADS) {
         List<Run> a = without.get(w.name());
         List<Run> b = with.get(jar.getKey()).get(w.name());
-        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f | %.0f | %.0f | %d |%n",
+        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f | %.0f | %.0f | %d | %d |%n",
             w.name(),
             med(a, Run::callsPerS), med(b, Run::callsPerS), med(b, Run::callsPerS) / med(a, Run::callsPerS),
             med(a, Run::p50Us), med(b, Run::p50Us), med(a, Run::p99Us), med(b, Run::p99Us),
             med(a, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall) / med(a, Run::cpuUsPerCall),
             med(b, Run::sidecarCpuUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
-            b.stream().mapToLong(Run::eventsLost).sum());
+            b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum());
       }
       List<Long> idle = new ArrayList<>(idleRss.get(jar.getKey()));
       idle.sort(Long::compare);
@@ -219,6 +222,7 @@ public final class LoadBenchmark {
     Map<String, Long> threads0 = gospan == null ? Map.of() : threadCpuNs(gospan.pid());
     double events0 = gospan == null ? 0 : metric("gospan_events_read_total");
     double lost0 = gospan == null ? 0 : lost();
+    double dropped0 = gospan == null ? 0 : dropped();
     long t0 = System.nanoTime();
     List<String> args = new ArrayList<>(w.clientArgs());
     args.add("-quiet");
@@ -231,6 +235,7 @@ public final class LoadBenchmark {
     long rss = 0;
     double eventsPerS = 0;
     long lostEvents = 0;
+    long droppedSpans = 0;
     Map<String, Double> byThread = new TreeMap<>();
     if (gospan != null) {
       Thread.sleep(300); // let the sidecar drain the ring buffer
@@ -238,6 +243,7 @@ public final class LoadBenchmark {
       rss = rssKb(gospan.pid());
       eventsPerS = (metric("gospan_events_read_total") - events0) / (wall / 1e9);
       lostEvents = (long) (lost() - lost0);
+      droppedSpans = (long) (dropped() - dropped0);
       threadCpuNs(gospan.pid()).forEach((t, ns) -> {
         double us = (ns - threads0.getOrDefault(t, 0L)) / 1000.0 / calls;
         if (us > 0) {
@@ -246,7 +252,7 @@ public final class LoadBenchmark {
       });
     }
     return new Run(r.path("calls_per_s").asDouble(), r.path("p50_us").asDouble(), r.path("p99_us").asDouble(),
-        (clientCpuNs + serverCpuNs) / 1000.0 / calls, calls, sidecarCpu, rss, eventsPerS, lostEvents, byThread);
+        (clientCpuNs + serverCpuNs) / 1000.0 / calls, calls, sidecarCpu, rss, eventsPerS, lostEvents, droppedSpans, byThread);
   }
 
   static Process startGospan(Build build, Path config) throws Exception {
@@ -309,6 +315,15 @@ public final class LoadBenchmark {
       }
     }
     return 0;
+  }
+
+  /**
+   * Spans dropped on a full export queue: the SDK's {@code otel.sdk.processor.span.processed}
+   * with {@code error.type=queue_full}, or the metric of builds before the SDK's batch processor.
+   */
+  static double dropped() throws IOException, InterruptedException {
+    return sum("otel_sdk_processor_span_processed_span_total", "queue_full") + sum("otel_sdk_processor_span_processed_total", "queue_full")
+        + sum("gospan_spans_dropped_total", "queue_full");
   }
 
   static double lost() throws IOException, InterruptedException {
