@@ -60,7 +60,13 @@ public final class LoadBenchmark {
   /** One measured run; {@code threadCpuUsPerCall}: the sidecar's CPU by thread name (digits dropped), µs per call. */
   record Run(double callsPerS, double p50Us, double p99Us, double cpuUsPerCall, long calls,
              double sidecarCpuUsPerCall, long sidecarRssKb, double eventsPerS, long eventsLost, long spansDropped,
-             Map<String, Double> threadCpuUsPerCall) {}
+             Map<String, Double> threadCpuUsPerCall) {
+    /** The sidecar's CPU less its JIT compiler threads' ({@code C1/C2 CompilerThread}): the work per call itself. */
+    double sidecarCpuWithoutJitUsPerCall() {
+      return sidecarCpuUsPerCall - threadCpuUsPerCall.entrySet().stream()
+          .filter(e -> e.getKey().contains("CompilerThre")).mapToDouble(Map.Entry::getValue).sum();
+    }
+  }
 
   static final long TICK_NS = 10_000_000L; // USER_HZ = 100
 
@@ -127,6 +133,7 @@ public final class LoadBenchmark {
     Map<String, List<Run>> without = new LinkedHashMap<>();
     Map<String, Map<String, List<Run>>> with = new LinkedHashMap<>();
     Map<String, List<Long>> idleRss = new LinkedHashMap<>();
+    Map<String, List<Double>> jitSettle = new LinkedHashMap<>();
     try (ExampleApps.Server server = ExampleApps.startServer(dir)) {
       ExampleApps.runClient(dir, server.address(), "-n", "2000", "-concurrency", "8"); // warm-up
       for (int round = 0; round < rounds; round++) {
@@ -143,7 +150,11 @@ public final class LoadBenchmark {
               ExampleApps.runClient(dir, server.address(), "-n", "1");
               Thread.sleep(1500);
               ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
-              Thread.sleep(1000);
+              // the JIT compiles the warm-up's hot code for seconds after it (tens of seconds on a
+              // loaded machine): wait until its compiler threads are idle, so the measured run is not
+              // mostly compilation; then one malloc trim period (5 s) before the idle RSS
+              jitSettle.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(waitForJit(gospan.pid()));
+              Thread.sleep(6000);
               idleRss.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(rssKb(gospan.pid()));
               with.computeIfAbsent(jar.getKey(), k -> new LinkedHashMap<>())
                   .computeIfAbsent(w.name(), k -> new ArrayList<>())
@@ -167,28 +178,32 @@ public final class LoadBenchmark {
       Build build = jar.getValue();
       System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s; median of rounds%n%n", jar.getKey(), build.jar(),
           rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()));
-      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call | sidecar RSS MiB | events/s | events lost | spans dropped |");
+      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call (without JIT compiler threads) | sidecar RSS MiB | events/s | events lost | spans dropped |");
       System.out.println("|---|---|---|---|---|---|---|---|---|---|");
       for (Workload w : WORKLOADS) {
         List<Run> a = without.get(w.name());
         List<Run> b = with.get(jar.getKey()).get(w.name());
-        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f | %.0f | %.0f | %d | %d |%n",
+        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f (%.1f) | %.0f | %.0f | %d | %d |%n",
             w.name(),
             med(a, Run::callsPerS), med(b, Run::callsPerS), med(b, Run::callsPerS) / med(a, Run::callsPerS),
             med(a, Run::p50Us), med(b, Run::p50Us), med(a, Run::p99Us), med(b, Run::p99Us),
             med(a, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall) / med(a, Run::cpuUsPerCall),
-            med(b, Run::sidecarCpuUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
+            med(b, Run::sidecarCpuUsPerCall), med(b, Run::sidecarCpuWithoutJitUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
             b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum());
       }
       List<Long> idle = new ArrayList<>(idleRss.get(jar.getKey()));
       idle.sort(Long::compare);
       System.out.printf("%nsidecar RSS at idle after the warm-up (2 processes traced): median %.1f MiB (%.1f–%.1f, %d starts)%n",
           idle.get(idle.size() / 2) / 1024.0, idle.get(0) / 1024.0, idle.get(idle.size() - 1) / 1024.0, idle.size());
-      System.out.println("sidecar CPU µs/call and RSS MiB under load per round, by workload:");
+      List<Double> settle = new ArrayList<>(jitSettle.get(jar.getKey()));
+      settle.sort(Double::compare);
+      System.out.printf("JIT compiler threads busy after the warm-up: median %.1f s (%.1f–%.1f)%n",
+          settle.get(settle.size() / 2), settle.get(0), settle.get(settle.size() - 1));
+      System.out.println("sidecar CPU µs/call (without JIT) and RSS MiB under load per round, by workload:");
       for (Workload w : WORKLOADS) {
         List<Run> b = with.get(jar.getKey()).get(w.name());
         System.out.printf("  %s: CPU %s; RSS %s%n", w.name(),
-            b.stream().map(r -> String.format("%.1f", r.sidecarCpuUsPerCall())).toList(),
+            b.stream().map(r -> String.format("%.1f (%.1f)", r.sidecarCpuUsPerCall(), r.sidecarCpuWithoutJitUsPerCall())).toList(),
             b.stream().map(r -> String.format("%.1f", r.sidecarRssKb() / 1024.0)).toList());
       }
       System.out.println("sidecar CPU µs/call by thread (median of rounds; threads above 2 µs/call):");
@@ -306,6 +321,30 @@ public final class LoadBenchmark {
       }
     }
     return byName;
+  }
+
+  /**
+   * Waits until the JIT compiler threads of {@code pid} used no CPU for 2 s (at most 60 s);
+   * returns the seconds waited.
+   */
+  static double waitForJit(long pid) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    long last = jitNs(pid);
+    long quietSince = System.nanoTime();
+    while (System.nanoTime() - t0 < 60_000_000_000L && System.nanoTime() - quietSince < 2_000_000_000L) {
+      Thread.sleep(250);
+      long now = jitNs(pid);
+      if (now != last) {
+        last = now;
+        quietSince = System.nanoTime();
+      }
+    }
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  static long jitNs(long pid) throws IOException {
+    return threadCpuNs(pid).entrySet().stream()
+        .filter(e -> e.getKey().contains("CompilerThre")).mapToLong(Map.Entry::getValue).sum();
   }
 
   static long rssKb(long pid) throws IOException {
