@@ -235,9 +235,11 @@ public final class LoadBenchmark {
     long serverCpu0 = cpuNs(server.pid());
     long gospanCpu0 = gospan == null ? 0 : cpuNs(gospan.pid());
     Map<String, Long> threads0 = gospan == null ? Map.of() : threadCpuNs(gospan.pid());
-    double events0 = gospan == null ? 0 : metric("gospan_events_read_total");
-    double lost0 = gospan == null ? 0 : lost();
-    double dropped0 = gospan == null ? 0 : dropped();
+    // one scrape before and one after the run: a scrape costs the sidecar CPU too (~2.5–5 ms)
+    String scrape0 = gospan == null ? "" : scrape();
+    double events0 = sum(scrape0, "gospan_events_read_total", null);
+    double lost0 = lost(scrape0);
+    double dropped0 = dropped(scrape0);
     long t0 = System.nanoTime();
     List<String> args = new ArrayList<>(w.clientArgs());
     args.add("-quiet");
@@ -256,9 +258,10 @@ public final class LoadBenchmark {
       Thread.sleep(300); // let the sidecar drain the ring buffer
       sidecarCpu = (cpuNs(gospan.pid()) - gospanCpu0) / 1000.0 / calls;
       rss = rssKb(gospan.pid());
-      eventsPerS = (metric("gospan_events_read_total") - events0) / (wall / 1e9);
-      lostEvents = (long) (lost() - lost0);
-      droppedSpans = (long) (dropped() - dropped0);
+      String scrape1 = scrape();
+      eventsPerS = (sum(scrape1, "gospan_events_read_total", null) - events0) / (wall / 1e9);
+      lostEvents = (long) (lost(scrape1) - lost0);
+      droppedSpans = (long) (dropped(scrape1) - dropped0);
       threadCpuNs(gospan.pid()).forEach((t, ns) -> {
         double us = (ns - threads0.getOrDefault(t, 0L)) / 1000.0 / calls;
         if (us > 0) {
@@ -283,7 +286,7 @@ public final class LoadBenchmark {
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (System.nanoTime() < deadline) {
       try {
-        if (metric("gospan_processes_traced") >= 1) {
+        if (sum(scrape(), "gospan_processes_traced", null) >= 1) {
           return p;
         }
       } catch (IOException notYet) {
@@ -360,24 +363,24 @@ public final class LoadBenchmark {
    * Spans dropped on a full export queue: the SDK's {@code otel.sdk.processor.span.processed}
    * with {@code error.type=queue_full}, or the metric of builds before the SDK's batch processor.
    */
-  static double dropped() throws IOException, InterruptedException {
-    return sum("otel_sdk_processor_span_processed_span_total", "queue_full") + sum("otel_sdk_processor_span_processed_total", "queue_full")
-        + sum("gospan_spans_dropped_total", "queue_full");
+  static double dropped(String body) {
+    return sum(body, "otel_sdk_processor_span_processed_span_total", "queue_full")
+        + sum(body, "gospan_spans_dropped_total", "queue_full");
   }
 
-  static double lost() throws IOException, InterruptedException {
-    return sum("gospan_events_lost_total", "ring_buffer_full");
+  static double lost(String body) {
+    return sum(body, "gospan_events_lost_total", "ring_buffer_full");
   }
 
-  static double metric(String name) throws IOException, InterruptedException {
-    return sum(name, null);
-  }
-
-  /** Sum of a Prometheus metric's samples on gospan's /metrics, optionally those whose labels contain {@code filter}. */
-  static double sum(String name, String filter) throws IOException, InterruptedException {
-    String body = HttpClient.newHttpClient()
+  /** gospan's {@code /metrics} (Prometheus text). */
+  static String scrape() throws IOException, InterruptedException {
+    return HttpClient.newHttpClient()
         .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + TELEMETRY_PORT + "/metrics")).build(), HttpResponse.BodyHandlers.ofString())
         .body();
+  }
+
+  /** Sum of a Prometheus metric's samples in {@code body}, optionally those whose labels contain {@code filter}. */
+  static double sum(String body, String name, String filter) {
     double s = 0;
     for (String line : body.split("\n")) {
       if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && (filter == null || line.contains(filter))) {
