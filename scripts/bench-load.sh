@@ -2,7 +2,10 @@
 # Load benchmark: the example server under fixed workloads without and with gospan attached,
 # alternating, several rounds; prints calls/s, p50/p99, target CPU per call, and the
 # sidecar's CPU, RSS and event loss. Usage: scripts/bench-load.sh [rounds]   (root)
-# GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run.
+# GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run;
+# GOSPAN_BENCH_OPTS adds Java system properties without spaces, e.g. -Dgospan.bench.exporter=otlp
+# (a build's own JVM settings, -Dgospan.bench.jvm.LABEL="...": run the last line's java command,
+# docs/benchmarks.md shows it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples/build.sh >/dev/null
@@ -11,4 +14,4 @@ mvn -B -q -ntp -DskipTests package
 # snapshot ~/.m2 holds (none on a new machine)
 mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
 cp=$(cat receiver/target/test-classpath.txt)
-exec java ${GOSPAN_BENCH_JARS:+-Dgospan.bench.jars=$GOSPAN_BENCH_JARS} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"
+exec java ${GOSPAN_BENCH_JARS:+-Dgospan.bench.jars=$GOSPAN_BENCH_JARS} ${GOSPAN_BENCH_OPTS:-} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"

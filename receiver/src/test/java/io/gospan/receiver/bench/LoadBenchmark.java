@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -26,8 +27,26 @@ import java.util.concurrent.TimeUnit;
 public final class LoadBenchmark {
   private LoadBenchmark() {}
 
-  /** The JVM settings the README recommends for the sidecar. */
-  static final List<String> JVM = List.of("-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:MaxMetaspaceSize=96m", "-Xss512k");
+  /**
+   * The JVM settings the README recommends for the sidecar and {@code receiver/Dockerfile} runs it
+   * with ({@code RecommendedJvmSettingsTest} checks that the three agree). {@code
+   * TrimNativeHeapInterval} (ms; a product flag since JDK 17.0.9): the JVM returns the C heap's
+   * free memory to the kernel ({@code malloc_trim}) every 5 s, so what the JIT compilers' arenas
+   * freed stops counting in the RSS.
+   */
+  static final List<String> JVM =
+      List.of("-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:MaxMetaspaceSize=96m", "-Xss512k",
+          "-XX:TrimNativeHeapInterval=5000");
+
+  /**
+   * The environment of the sidecar's JVM, as {@code receiver/Dockerfile} sets it: glibc's malloc
+   * with at most 2 arenas instead of 8 per core (each thread that mallocs, JIT compiler threads
+   * above all, would otherwise keep its own arena of freed memory).
+   */
+  static final Map<String, String> ENV = Map.of("MALLOC_ARENA_MAX", "2");
+
+  /** A build to measure: its jar, its JVM options and environment. */
+  record Build(Path jar, List<String> jvm, Map<String, String> env) {}
 
   record Workload(String name, List<String> clientArgs) {}
 
@@ -38,16 +57,37 @@ public final class LoadBenchmark {
           new Workload("unary, 2,000 calls/s", List.of("-rpc", "unary", "-n", "10000", "-rate", "2000", "-concurrency", "16", "-conns", "4")),
           new Workload("server-streaming (10 replies), 4 callers", List.of("-rpc", "server-stream", "-reply-count", "10", "-n", "8000", "-concurrency", "4")));
 
+  /** One measured run; {@code threadCpuUsPerCall}: the sidecar's CPU by thread name (digits dropped), µs per call. */
   record Run(double callsPerS, double p50Us, double p99Us, double cpuUsPerCall, long calls,
-             double sidecarCpuUsPerCall, long sidecarRssKb, double eventsPerS, long eventsLost) {}
+             double sidecarCpuUsPerCall, long sidecarRssKb, double eventsPerS, long eventsLost, long spansDropped,
+             Map<String, Double> threadCpuUsPerCall) {
+    /** The sidecar's CPU less its JIT compiler threads' ({@code C1/C2 CompilerThread}): the work per call itself. */
+    double sidecarCpuWithoutJitUsPerCall() {
+      return sidecarCpuUsPerCall - threadCpuUsPerCall.entrySet().stream()
+          .filter(e -> e.getKey().contains("CompilerThre")).mapToDouble(Map.Entry::getValue).sum();
+    }
+  }
 
   static final long TICK_NS = 10_000_000L; // USER_HZ = 100
+
+  /** The sidecar's telemetry port: a free one, so that benchmarks of other clones can run alongside. */
+  static final int TELEMETRY_PORT = freePort();
+
+  static int freePort() {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
 
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
     Path dir = ExampleApps.build();
     // -Dgospan.bench.jars=label=path,label2=path2 measures several builds alternating in the same run
     // (per round and workload: without gospan, then each build in turn); default: this build's jar.
+    // -Dgospan.bench.jvm.LABEL="-Xmx128m ... NAME=VALUE": that build's JVM options and environment
+    // (words without a leading '-' are environment variables) instead of JVM and ENV.
     Map<String, Path> jars = new LinkedHashMap<>();
     String jarsProperty = System.getProperty("gospan.bench.jars");
     if (jarsProperty == null || jarsProperty.isBlank()) {
@@ -58,29 +98,51 @@ public final class LoadBenchmark {
         jars.put(item.substring(0, eq), Path.of(item.substring(eq + 1)));
       }
     }
-    for (Path jar : jars.values()) {
-      if (!Files.exists(jar)) {
-        throw new IllegalStateException(jar + " missing: mvn -DskipTests package");
+    Map<String, Build> builds = new LinkedHashMap<>();
+    for (Map.Entry<String, Path> jar : jars.entrySet()) {
+      if (!Files.exists(jar.getValue())) {
+        throw new IllegalStateException(jar.getValue() + " missing: mvn -DskipTests package");
       }
+      String options = System.getProperty("gospan.bench.jvm." + jar.getKey());
+      List<String> jvm = new ArrayList<>(JVM);
+      Map<String, String> env = new LinkedHashMap<>(ENV);
+      if (options != null) {
+        jvm.clear();
+        env.clear();
+        for (String word : options.trim().split("\\s+")) {
+          if (word.startsWith("-")) {
+            jvm.add(word);
+          } else if (!word.isEmpty()) {
+            env.put(word.substring(0, word.indexOf('=')), word.substring(word.indexOf('=') + 1));
+          }
+        }
+      }
+      builds.put(jar.getKey(), new Build(jar.getValue(), List.copyOf(jvm), Map.copyOf(env)));
     }
     Path config = Files.createTempFile("gospan-bench", ".yaml");
     // -Dgospan.bench.exporter=none leaves the span encoding out (the default writes OTLP JSON to
     // /dev/null); =otlp exports over OTLP/gRPC to a receiver in this JVM that only counts
     String exporter = System.getProperty("gospan.bench.exporter", "file");
     CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
+    // only the benchmark's own programs are traced: the machine may run other Go gRPC programs
     Files.writeString(config, "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\n"
         + (receiver != null ? "  otlp:\n    endpoint: " + receiver.endpoint() + "\n" : "")
         + "metrics:\n  enabled: false\n"
-        + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:19465\n");
+        + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n"
+        + "discovery:\n  instrument:\n    - exe_path: \"" + dir.toRealPath() + "/*\"\n");
     Map<String, List<Run>> without = new LinkedHashMap<>();
     Map<String, Map<String, List<Run>>> with = new LinkedHashMap<>();
-    Map<String, Long> idleRss = new LinkedHashMap<>();
+    Map<String, List<Long>> idleRss = new LinkedHashMap<>();
+    Map<String, List<Double>> jitSettle = new LinkedHashMap<>();
     try (ExampleApps.Server server = ExampleApps.startServer(dir)) {
       ExampleApps.runClient(dir, server.address(), "-n", "2000", "-concurrency", "8"); // warm-up
       for (int round = 0; round < rounds; round++) {
         for (Workload w : WORKLOADS) {
           without.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
-          for (Map.Entry<String, Path> jar : jars.entrySet()) {
+          // the builds' order turns by one each round, so that none always runs first
+          List<Map.Entry<String, Build>> order = new ArrayList<>(builds.entrySet());
+          java.util.Collections.rotate(order, -round);
+          for (Map.Entry<String, Build> jar : order) {
             Process gospan = startGospan(jar.getValue(), config);
             try {
               // one call so the client binary is known too; then a warm-up load so the measured
@@ -88,10 +150,12 @@ public final class LoadBenchmark {
               ExampleApps.runClient(dir, server.address(), "-n", "1");
               Thread.sleep(1500);
               ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
-              Thread.sleep(1000);
-              if (!idleRss.containsKey(jar.getKey())) {
-                idleRss.put(jar.getKey(), rssKb(gospan.pid()));
-              }
+              // the JIT compiles the warm-up's hot code for seconds after it (tens of seconds on a
+              // loaded machine): wait until its compiler threads are idle, so the measured run is not
+              // mostly compilation; then one malloc trim period (5 s) before the idle RSS
+              jitSettle.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(waitForJit(gospan.pid()));
+              Thread.sleep(6000);
+              idleRss.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(rssKb(gospan.pid()));
               with.computeIfAbsent(jar.getKey(), k -> new LinkedHashMap<>())
                   .computeIfAbsent(w.name(), k -> new ArrayList<>())
                   .add(run(dir, server, w, gospan));
@@ -110,27 +174,59 @@ public final class LoadBenchmark {
       System.out.printf("%nOTLP/gRPC receiver counted %d spans%n", receiver.spans.sum());
       receiver.close();
     }
-    for (Map.Entry<String, Path> jar : jars.entrySet()) {
-      System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s; median of rounds%n%n", jar.getKey(), jar.getValue(),
-          rounds, Runtime.getRuntime().availableProcessors(), String.join(" ", JVM));
-      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call | sidecar RSS MiB | events/s | events lost |");
-      System.out.println("|---|---|---|---|---|---|---|---|---|");
+    for (Map.Entry<String, Build> jar : builds.entrySet()) {
+      Build build = jar.getValue();
+      System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s; median of rounds%n%n", jar.getKey(), build.jar(),
+          rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()));
+      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call (without JIT compiler threads) | sidecar RSS MiB | events/s | events lost | spans dropped |");
+      System.out.println("|---|---|---|---|---|---|---|---|---|---|");
       for (Workload w : WORKLOADS) {
         List<Run> a = without.get(w.name());
         List<Run> b = with.get(jar.getKey()).get(w.name());
-        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f | %.0f | %.0f | %d |%n",
+        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f (%.1f) | %.0f | %.0f | %d | %d |%n",
             w.name(),
             med(a, Run::callsPerS), med(b, Run::callsPerS), med(b, Run::callsPerS) / med(a, Run::callsPerS),
             med(a, Run::p50Us), med(b, Run::p50Us), med(a, Run::p99Us), med(b, Run::p99Us),
             med(a, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall) / med(a, Run::cpuUsPerCall),
-            med(b, Run::sidecarCpuUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
-            b.stream().mapToLong(Run::eventsLost).sum());
+            med(b, Run::sidecarCpuUsPerCall), med(b, Run::sidecarCpuWithoutJitUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
+            b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum());
       }
-      System.out.printf("%nsidecar RSS at idle (2 processes traced): %.0f MiB%n", idleRss.get(jar.getKey()) / 1024.0);
-      System.out.println("sidecar CPU µs/call per round, by workload:");
+      List<Long> idle = new ArrayList<>(idleRss.get(jar.getKey()));
+      idle.sort(Long::compare);
+      System.out.printf("%nsidecar RSS at idle after the warm-up (2 processes traced): median %.1f MiB (%.1f–%.1f, %d starts)%n",
+          idle.get(idle.size() / 2) / 1024.0, idle.get(0) / 1024.0, idle.get(idle.size() - 1) / 1024.0, idle.size());
+      List<Double> settle = new ArrayList<>(jitSettle.get(jar.getKey()));
+      settle.sort(Double::compare);
+      System.out.printf("JIT compiler threads busy after the warm-up: median %.1f s (%.1f–%.1f)%n",
+          settle.get(settle.size() / 2), settle.get(0), settle.get(settle.size() - 1));
+      System.out.println("sidecar CPU µs/call (without JIT) and RSS MiB under load per round, by workload:");
       for (Workload w : WORKLOADS) {
-        System.out.printf("  %s: %s%n", w.name(),
-            with.get(jar.getKey()).get(w.name()).stream().map(r -> String.format("%.1f", r.sidecarCpuUsPerCall())).toList());
+        List<Run> b = with.get(jar.getKey()).get(w.name());
+        System.out.printf("  %s: CPU %s; RSS %s%n", w.name(),
+            b.stream().map(r -> String.format("%.1f (%.1f)", r.sidecarCpuUsPerCall(), r.sidecarCpuWithoutJitUsPerCall())).toList(),
+            b.stream().map(r -> String.format("%.1f", r.sidecarRssKb() / 1024.0)).toList());
+      }
+      System.out.println("sidecar CPU µs/call by thread (median of rounds; threads above 2 µs/call):");
+      for (Workload w : WORKLOADS) {
+        List<Run> b = with.get(jar.getKey()).get(w.name());
+        Map<String, List<Double>> byThread = new TreeMap<>();
+        for (Run r : b) {
+          r.threadCpuUsPerCall().forEach((t, us) -> byThread.computeIfAbsent(t, k -> new ArrayList<>()).add(us));
+        }
+        StringBuilder line = new StringBuilder();
+        byThread.entrySet().stream()
+            .map(e -> {
+              List<Double> v = new ArrayList<>(e.getValue());
+              while (v.size() < b.size()) {
+                v.add(0.0); // a thread absent from a round used no CPU there
+              }
+              v.sort(Double::compare);
+              return Map.entry(e.getKey(), v.get(v.size() / 2));
+            })
+            .filter(e -> e.getValue() >= 2.0)
+            .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+            .forEach(e -> line.append(String.format(" %s %.1f;", e.getKey(), e.getValue())));
+        System.out.printf("  %s:%s%n", w.name(), line);
       }
     }
   }
@@ -138,8 +234,12 @@ public final class LoadBenchmark {
   static Run run(Path dir, ExampleApps.Server server, Workload w, Process gospan) throws Exception {
     long serverCpu0 = cpuNs(server.pid());
     long gospanCpu0 = gospan == null ? 0 : cpuNs(gospan.pid());
-    double events0 = gospan == null ? 0 : metric("gospan_events_read_total");
-    double lost0 = gospan == null ? 0 : lost();
+    Map<String, Long> threads0 = gospan == null ? Map.of() : threadCpuNs(gospan.pid());
+    // one scrape before and one after the run: a scrape costs the sidecar CPU too (~2.5–5 ms)
+    String scrape0 = gospan == null ? "" : scrape();
+    double events0 = sum(scrape0, "gospan_events_read_total", null);
+    double lost0 = lost(scrape0);
+    double dropped0 = dropped(scrape0);
     long t0 = System.nanoTime();
     List<String> args = new ArrayList<>(w.clientArgs());
     args.add("-quiet");
@@ -152,29 +252,41 @@ public final class LoadBenchmark {
     long rss = 0;
     double eventsPerS = 0;
     long lostEvents = 0;
+    long droppedSpans = 0;
+    Map<String, Double> byThread = new TreeMap<>();
     if (gospan != null) {
       Thread.sleep(300); // let the sidecar drain the ring buffer
       sidecarCpu = (cpuNs(gospan.pid()) - gospanCpu0) / 1000.0 / calls;
       rss = rssKb(gospan.pid());
-      eventsPerS = (metric("gospan_events_read_total") - events0) / (wall / 1e9);
-      lostEvents = (long) (lost() - lost0);
+      String scrape1 = scrape();
+      eventsPerS = (sum(scrape1, "gospan_events_read_total", null) - events0) / (wall / 1e9);
+      lostEvents = (long) (lost(scrape1) - lost0);
+      droppedSpans = (long) (dropped(scrape1) - dropped0);
+      threadCpuNs(gospan.pid()).forEach((t, ns) -> {
+        double us = (ns - threads0.getOrDefault(t, 0L)) / 1000.0 / calls;
+        if (us > 0) {
+          byThread.put(t, us);
+        }
+      });
     }
     return new Run(r.path("calls_per_s").asDouble(), r.path("p50_us").asDouble(), r.path("p99_us").asDouble(),
-        (clientCpuNs + serverCpuNs) / 1000.0 / calls, calls, sidecarCpu, rss, eventsPerS, lostEvents);
+        (clientCpuNs + serverCpuNs) / 1000.0 / calls, calls, sidecarCpu, rss, eventsPerS, lostEvents, droppedSpans, byThread);
   }
 
-  static Process startGospan(Path jar, Path config) throws Exception {
+  static Process startGospan(Build build, Path config) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(JVM);
-    cmd.addAll(List.of("-jar", jar.toString(), "run", "--config", config.toString()));
+    cmd.addAll(build.jvm());
+    cmd.addAll(List.of("-jar", build.jar().toString(), "run", "--config", config.toString()));
     Path log = Files.createTempFile("gospan-bench", ".log");
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().putAll(build.env());
+    Process p = pb.start();
     System.err.println("gospan pid " + p.pid() + " logs to " + log);
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (System.nanoTime() < deadline) {
       try {
-        if (metric("gospan_processes_traced") >= 1) {
+        if (sum(scrape(), "gospan_processes_traced", null) >= 1) {
           return p;
         }
       } catch (IOException notYet) {
@@ -193,6 +305,51 @@ public final class LoadBenchmark {
     return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * TICK_NS;
   }
 
+  /**
+   * utime + stime per thread, ns, summed by thread name ({@code /proc/<pid>/task/<tid>/comm}, the
+   * JVM's thread name cut to 15 bytes, digits dropped so a pool's threads add up).
+   */
+  static Map<String, Long> threadCpuNs(long pid) throws IOException {
+    Map<String, Long> byName = new TreeMap<>();
+    try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+      for (Path task : tasks.toList()) {
+        try {
+          String name = Files.readString(task.resolve("comm")).strip().replaceAll("[0-9]+", "#");
+          String stat = Files.readString(task.resolve("stat"));
+          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          byName.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) * TICK_NS, Long::sum);
+        } catch (IOException gone) {
+          // the thread ended meanwhile
+        }
+      }
+    }
+    return byName;
+  }
+
+  /**
+   * Waits until the JIT compiler threads of {@code pid} used no CPU for 2 s (at most 60 s);
+   * returns the seconds waited.
+   */
+  static double waitForJit(long pid) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    long last = jitNs(pid);
+    long quietSince = System.nanoTime();
+    while (System.nanoTime() - t0 < 60_000_000_000L && System.nanoTime() - quietSince < 2_000_000_000L) {
+      Thread.sleep(250);
+      long now = jitNs(pid);
+      if (now != last) {
+        last = now;
+        quietSince = System.nanoTime();
+      }
+    }
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  static long jitNs(long pid) throws IOException {
+    return threadCpuNs(pid).entrySet().stream()
+        .filter(e -> e.getKey().contains("CompilerThre")).mapToLong(Map.Entry::getValue).sum();
+  }
+
   static long rssKb(long pid) throws IOException {
     for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
       if (line.startsWith("VmRSS:")) {
@@ -202,19 +359,28 @@ public final class LoadBenchmark {
     return 0;
   }
 
-  static double lost() throws IOException, InterruptedException {
-    return sum("gospan_events_lost_total", "ring_buffer_full");
+  /**
+   * Spans dropped on a full export queue: the SDK's {@code otel.sdk.processor.span.processed}
+   * with {@code error.type=queue_full}, or the metric of builds before the SDK's batch processor.
+   */
+  static double dropped(String body) {
+    return sum(body, "otel_sdk_processor_span_processed_span_total", "queue_full")
+        + sum(body, "gospan_spans_dropped_total", "queue_full");
   }
 
-  static double metric(String name) throws IOException, InterruptedException {
-    return sum(name, null);
+  static double lost(String body) {
+    return sum(body, "gospan_events_lost_total", "ring_buffer_full");
   }
 
-  /** Sum of a Prometheus metric's samples on gospan's /metrics, optionally those whose labels contain {@code filter}. */
-  static double sum(String name, String filter) throws IOException, InterruptedException {
-    String body = HttpClient.newHttpClient()
-        .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:19465/metrics")).build(), HttpResponse.BodyHandlers.ofString())
+  /** gospan's {@code /metrics} (Prometheus text). */
+  static String scrape() throws IOException, InterruptedException {
+    return HttpClient.newHttpClient()
+        .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + TELEMETRY_PORT + "/metrics")).build(), HttpResponse.BodyHandlers.ofString())
         .body();
+  }
+
+  /** Sum of a Prometheus metric's samples in {@code body}, optionally those whose labels contain {@code filter}. */
+  static double sum(String body, String name, String filter) {
     double s = 0;
     for (String line : body.split("\n")) {
       if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && (filter == null || line.contains(filter))) {
