@@ -23,9 +23,8 @@ import org.slf4j.LoggerFactory;
  * The export queue on disk: the OpenTelemetry Java contrib disk-buffering library's {@link
  * FileSpanStorage} (OTLP protobuf, one length-delimited batch after another, in files named by
  * their creation time in milliseconds) in {@code <directory>/spans}. The library reads the oldest
- * file first and deletes what has been read once it is sent; it bounds the folder's size by
- * deleting the oldest file when a new one would not fit, and ignores files older than {@value
- * #MAX_AGE_HOURS} h.
+ * file first and deletes what has been read once it is sent, and ignores files older than {@value
+ * #MAX_AGE_HOURS} h. The bound in bytes is kept here ({@link #enforceBound}), not by the library.
  *
  * <p>A file is written to for at most {@value #WRITE_MILLIS} ms and read from {@value #READ_MILLIS}
  * ms after its creation (the library keeps writer and reader on different files by age), so spans
@@ -40,7 +39,7 @@ final class DiskBacklog implements Backlog {
   private static final Logger log = LoggerFactory.getLogger(DiskBacklog.class);
   static final long WRITE_MILLIS = 200;
   static final long READ_MILLIS = 300;
-  static final long MAX_AGE_HOURS = 18;
+  static final long MAX_AGE_HOURS = 7 * 24;
   private static final long UNKNOWN = -1;
 
   private final Path dir;
@@ -48,6 +47,8 @@ final class DiskBacklog implements Backlog {
   private final Iterator<Collection<SpanData>> reader;
   /** Span count still in each file this process knows of, by name (= creation millis); UNKNOWN for an earlier run's. */
   private final TreeMap<String, Long> counts = new TreeMap<>();
+  private final int fileSize;
+  private final long maxBytes;
   private List<SpanData> current;
   private long droppedElsewhere;
 
@@ -65,10 +66,15 @@ final class DiskBacklog implements Backlog {
       throw new ConfigException("exporter.queue.directory: cannot use '" + directory + "': " + e.getMessage(), e);
     }
     int max = (int) maxBytes;
+    this.maxBytes = maxBytes;
+    this.fileSize = fileSize(max);
     FileStorageConfiguration cfg =
         FileStorageConfiguration.builder()
-            .setMaxFolderSize(max)
-            .setMaxFileSize((int) Math.max(4096, Math.min(1 << 20, max / 16)))
+            // The bound is kept by enforceBound: the library's own deletion (one file when a new
+            // one would not fit) closes the file under the reader, whose iterator then fails on
+            // every later read (disk-buffering 1.53.0-alpha, StorageIterator.findNext).
+            .setMaxFolderSize(Integer.MAX_VALUE)
+            .setMaxFileSize(fileSize(max))
             .setMaxFileAgeForWriteMillis(WRITE_MILLIS)
             .setMinFileAgeForReadMillis(READ_MILLIS)
             .setMaxFileAgeForReadMillis(TimeUnit.HOURS.toMillis(MAX_AGE_HOURS))
@@ -81,6 +87,15 @@ final class DiskBacklog implements Backlog {
     if (!counts.isEmpty()) {
       log.info("export queue: {} file(s) ({} bytes) left in {} by an earlier run; sending them first", counts.size(), bytes(), dir);
     }
+  }
+
+  /**
+   * A file's size limit: a 16th of the bound (what is dropped at once when the bound is reached),
+   * at least 256 KiB so that a batch of spans fits (a batch larger than a file cannot be written
+   * and is dropped), at most 4 MiB, never more than a quarter of the bound ({@link #enforceBound}).
+   */
+  static int fileSize(int maxBytes) {
+    return Math.min(maxBytes / 4, Math.max(256 << 10, Math.min(4 << 20, maxBytes / 16)));
   }
 
   private List<String> names() {
@@ -100,7 +115,8 @@ final class DiskBacklog implements Backlog {
   public long offer(List<SpanData> batch) {
     WriteResult r = storage.write(batch).join();
     if (!r.isSuccessful()) {
-      log.warn("export queue: cannot write {} span(s) to {}: {}", batch.size(), dir, r.getError());
+      log.warn("export queue: cannot write {} span(s) to {} (dropped): {}", batch.size(), dir,
+          r.getError() != null ? r.getError().toString() : "a batch larger than a file (" + fileSize + " bytes)");
       return batch.size() + vanished();
     }
     List<String> names = names();
@@ -108,7 +124,33 @@ final class DiskBacklog implements Backlog {
       String newest = names.stream().max(DiskBacklog::byAge).orElseThrow();
       counts.merge(newest, (long) batch.size(), (a, b) -> a == UNKNOWN ? UNKNOWN : a + b);
     }
+    enforceBound();
     return vanished();
+  }
+
+  /**
+   * Deletes the oldest files while the folder is over the bound. (The library's own bound deletes
+   * one file when it starts a new one and the folder would not fit another full file; files cut
+   * short by their write age stay small, so it keeps their number, not their size, and the folder
+   * grew to 1.4 MB with a 1 MiB bound; and deleting the file its reader has open wedges the
+   * reader.) Neither the oldest file (the library's reader may hold it open: deleting it under the reader
+   * would wedge it) nor the newest (being written) is deleted here; with files of at most a
+   * quarter of the bound, that keeps the folder within it.
+   */
+  private void enforceBound() {
+    List<String> names = names();
+    names.sort(DiskBacklog::byAge);
+    long total = 0;
+    for (String n : names) {
+      total += new File(dir.toFile(), n).length();
+    }
+    for (int i = 1; i < names.size() - 1 && total > maxBytes; i++) {
+      File f = new File(dir.toFile(), names.get(i));
+      long len = f.length();
+      if (f.delete()) {
+        total -= len;
+      }
+    }
   }
 
   /** Files gone that were not read out: dropped by the library for room (or by age); their spans. */

@@ -10,16 +10,19 @@ import java.util.List;
 
 /**
  * An upper estimate of the heap a queued span holds, in bytes, for the in-memory export queue's
- * bound: a fixed part for the span, its two span contexts (ids kept as hex strings), status and
- * timestamps, plus each attribute's entry, key and value (strings as one byte per character, plus
- * the object headers of a 64-bit JVM with compressed references). The resource and the
- * instrumentation scope are shared by many spans and not counted.
+ * bound (64-bit JVM, compressed references): a fixed part for the span object, its two span
+ * contexts with their hex id strings, status and timestamps; per attribute its two slots in the
+ * attribute array and its value (a string as its own object and bytes, one per character, as
+ * the decoder makes a new string per event; a number boxed). Attribute keys are constants shared
+ * by every span, and the resource and instrumentation scope are shared by a process's spans: not
+ * counted. {@code SpanSizesTest} checks it against the heap 20,000 assembled spans retain
+ * (measured 584 bytes per span, where equal strings may be shared).
  */
 final class SpanSizes {
-  /** SpanData, 2 SpanContexts with their id strings, StatusData, the attribute container. */
-  static final long SPAN_BASE = 512;
-  /** An attribute's slot, key object and value object, besides the characters. */
-  static final long ATTRIBUTE_BASE = 96;
+  /** The span object, 2 SpanContexts (with 32- and 16-character id strings), StatusData, the attribute array. */
+  static final long SPAN_BASE = 384;
+  /** An attribute's two slots in the attribute array, with slack. */
+  static final long ATTRIBUTE_BASE = 16;
 
   private SpanSizes() {}
 
@@ -47,7 +50,7 @@ final class SpanSizes {
 
   private static long attributes(Attributes a) {
     long[] n = {0};
-    a.forEach((AttributeKey<?> k, Object v) -> n[0] += ATTRIBUTE_BASE + k.getKey().length() + valueSize(v));
+    a.forEach((AttributeKey<?> k, Object v) -> n[0] += ATTRIBUTE_BASE + valueSize(v));
     return n[0];
   }
 

@@ -101,6 +101,16 @@ class ExportQueueTest {
     return b;
   }
 
+  static String listing(Path d) {
+    StringBuilder b = new StringBuilder();
+    java.io.File[] files = d.toFile().listFiles();
+    java.util.Arrays.sort(files);
+    for (java.io.File f : files) {
+      b.append(f.getName()).append(' ').append(f.length()).append('\n');
+    }
+    return b.toString();
+  }
+
   static ExportQueue memoryQueue(Collector c, long maxBytes) {
     return new ExportQueue(c, new MemoryBacklog(maxBytes), 50, 2000, MeterProvider.noop().get("t"));
   }
@@ -205,17 +215,17 @@ class ExportQueueTest {
   void aDiskBacklogIsBoundedAndCountsWhatTheLibraryDropped() throws Exception {
     Collector c = new Collector();
     c.up = false;
-    long max = 64 * 1024;
+    long max = 1024 * 1024; // files of 256 KiB
     ExportQueue q = new ExportQueue(c, new DiskBacklog(dir, max), 50, 2000, MeterProvider.noop().get("t"));
     int produced = 0;
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 2000; i++) {
       q.export(batch(i * 20L, 20)).join(5, TimeUnit.SECONDS);
       produced += 20;
-      if (i % 20 == 0) {
+      if (i % 200 == 0) {
         Thread.sleep(DiskBacklog.WRITE_MILLIS); // several files
       }
     }
-    assertThat(q.queuedBytes()).isLessThanOrEqualTo(max);
+    assertThat(q.queuedBytes()).as(() -> listing(dir.resolve("spans"))).isLessThanOrEqualTo(max);
     long dropped = q.dropped(ExportQueue.Reason.QUEUE_FULL);
     assertThat(dropped).isPositive();
     c.up = true;
