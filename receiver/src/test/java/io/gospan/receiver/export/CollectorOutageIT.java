@@ -133,6 +133,77 @@ class CollectorOutageIT {
     }
   }
 
+  /** An OTLP/HTTP collector (the JDK's HTTP server) on a fixed port, that can be stopped and started again. */
+  static final class HttpCollector implements AutoCloseable {
+    final Set<ByteString> spanIds = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
+    private final int port;
+    private com.sun.net.httpserver.HttpServer server;
+
+    HttpCollector(int port) {
+      this.port = port;
+    }
+
+    void start() throws java.io.IOException {
+      server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", port), 16);
+      server.createContext("/v1/traces", ex -> {
+        var req = io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest.parseFrom(ex.getRequestBody().readAllBytes());
+        req.getResourceSpansList().forEach(rs -> rs.getScopeSpansList().forEach(ss -> ss.getSpansList().forEach(sp -> spanIds.add(sp.getSpanId()))));
+        requests.incrementAndGet();
+        byte[] body = io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.getDefaultInstance().toByteArray();
+        ex.getResponseHeaders().set("Content-Type", "application/x-protobuf");
+        ex.sendResponseHeaders(200, body.length == 0 ? -1 : body.length);
+        ex.getResponseBody().write(body);
+        ex.close();
+      });
+      server.start();
+    }
+
+    void stop() {
+      server.stop(0);
+    }
+
+    @Override
+    public void close() {
+      stop();
+    }
+  }
+
+  @Test
+  void overOtlpHttpToo() throws Exception {
+    int port = freePort();
+    HttpCollector collector = new HttpCollector(port);
+    collector.start();
+    GospanConfig config = ConfigLoader.parse(
+        """
+        exporter:
+          otlp: {protocol: http/protobuf, endpoint: "http://127.0.0.1:%d", timeout: 2s}
+          batch: {schedule_delay: 100ms, max_queue_size: 4096, max_export_batch_size: 256}
+        streams: {link_wait: 300ms}
+        metrics: {enabled: false}
+        telemetry: {http: {enabled: false}}
+        """.formatted(port), "it", Map.of());
+    try (collector; Pipeline p = Pipeline.builder(config).processMetadata(new FakeMetadata()).build()) {
+      Caller caller = new Caller(p);
+      Thread.sleep(2000);
+      collector.stop();
+      Thread.sleep(5000);
+      assertThat(p.exportQueue().queuedSpans()).as("spans wait in the queue").isPositive();
+      int before = collector.requests.get();
+      collector.start();
+      long back = System.nanoTime();
+      assertThat(await(5_000, () -> collector.requests.get() > before)).isTrue();
+      long resumedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - back);
+      Thread.sleep(1000);
+      caller.close();
+      int expected = 2 * caller.calls.get();
+      assertThat(await(30_000, () -> collector.spanIds.size() == expected))
+          .as("every span arrived: %d of %d", collector.spanIds.size(), expected).isTrue();
+      System.out.printf("OTLP/HTTP outage 5 s: first delivery %d ms after the collector's return; %d spans%n", resumedMillis, expected);
+      assertThat(resumedMillis).isLessThan(2000);
+    }
+  }
+
   @Test
   void beyondTheBoundWhatDidNotArriveIsWhatWasCounted() throws Exception {
     int port = freePort();
