@@ -202,16 +202,18 @@ final class ExportQueue implements SpanExporter {
     synchronized (lock) {
       if (!backlog.durable()) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SHUTDOWN_DRAIN_SECONDS);
-        while (!backlog.isEmpty() && System.nanoTime() < deadline && attempt()) {
+        long left;
+        while (!backlog.isEmpty() && (left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) > 0
+            && attempt(Math.min(left, attemptTimeoutMillis))) {
           // sent one batch; go on while the collector takes them
         }
-        long left = backlog.spans();
+        long unsent = backlog.spans();
         while (!backlog.isEmpty()) {
           backlog.peek();
           backlog.remove();
         }
-        if (left > 0) {
-          drop(Reason.SHUTDOWN, left);
+        if (unsent > 0) {
+          drop(Reason.SHUTDOWN, unsent);
         }
       } else if (!backlog.isEmpty()) {
         log.info("export queue: {} span(s) ({} bytes) stay in {} for the next start", backlog.spans(), backlog.bytes(), backlog.where());
@@ -305,7 +307,7 @@ final class ExportQueue implements SpanExporter {
             continue;
           }
         }
-        if (!attempt()) {
+        if (!attempt(attemptTimeoutMillis)) {
           Thread.sleep(retryMillis);
         }
       } catch (InterruptedException e) {
@@ -318,9 +320,9 @@ final class ExportQueue implements SpanExporter {
 
   /**
    * Sends the oldest waiting batch once; true when it left the queue (sent, or refused for good),
-   * false when it stays (the collector did not answer; try again later).
+   * false when it stays (the collector did not answer within {@code waitMillis}; try again later).
    */
-  private boolean attempt() {
+  private boolean attempt(long waitMillis) {
     List<SpanData> batch;
     synchronized (lock) {
       batch = backlog.peek();
@@ -332,9 +334,9 @@ final class ExportQueue implements SpanExporter {
       r.reconnectNow();
     }
     CompletableResultCode r = exportNow(batch);
-    r.join(attemptTimeoutMillis, TimeUnit.MILLISECONDS);
+    r.join(waitMillis, TimeUnit.MILLISECONDS);
     if (!r.isDone()) {
-      lastError = "no answer within " + attemptTimeoutMillis + " ms";
+      lastError = "no answer within " + waitMillis + " ms";
       return false;
     }
     Throwable t = r.getFailureThrowable();
