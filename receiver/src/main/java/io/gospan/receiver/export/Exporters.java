@@ -222,11 +222,24 @@ public final class Exporters {
 
     /**
      * Ends grpc-java's reconnect backoff (a channel whose connection failed waits 1 s, growing 1.6×
-     * up to 120 s, before it tries again, failing calls at once meanwhile): the next call connects.
+     * up to 120 s, before it tries again, failing calls at once meanwhile) and waits (at most
+     * 200 ms) for the channel to leave {@code TRANSIENT_FAILURE}: the reset runs on the channel's
+     * own executor, and a call made before it would still fail at once; a call made while the
+     * channel is {@code CONNECTING} waits for the connection's outcome.
      */
     @Override
     public void reconnectNow() {
+      if (channel.getState(false) != io.grpc.ConnectivityState.TRANSIENT_FAILURE) {
+        return;
+      }
+      java.util.concurrent.CountDownLatch left = new java.util.concurrent.CountDownLatch(1);
+      channel.notifyWhenStateChanged(io.grpc.ConnectivityState.TRANSIENT_FAILURE, left::countDown);
       channel.resetConnectBackoff();
+      try {
+        left.await(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

@@ -58,7 +58,11 @@ import org.slf4j.LoggerFactory;
  * a full queue drops the span, never blocks); its own metrics count them ({@code
  * otel.sdk.processor.span.processed{error.type}}, {@code otel.sdk.processor.span.queue.size}); it
  * logs queue-full drops with their count at the next export, and failed exports are logged with
- * their span count every {@value #DROP_REPORT_SECONDS} s ({@link ExportFailureLog}).
+ * their span count every {@value #DROP_REPORT_SECONDS} s ({@link ExportFailureLog}). With {@code
+ * exporter.type: otlp} and {@code exporter.queue.max_bytes > 0}, the {@link ExportQueue} sits
+ * between the processor and the OTLP exporter: spans the collector does not take wait there
+ * (bounded in bytes, in memory or on disk) and are sent oldest first once it answers; its drops
+ * are counted ({@code gospan.export.queue.dropped{reason}}) and logged with the same report.
  *
  * <p>Metrics: one {@link SdkMeterProvider}, always built, with gospan's meter {@code io.gospan}
  * ({@link #meter}); its readers are the OTLP periodic reader ({@code metrics.enabled}; RED metrics
@@ -66,8 +70,8 @@ import org.slf4j.LoggerFactory;
  * telemetry.http}). RED metrics carry each traced process's resource, so they go over OTLP only.
  *
  * <p>Threads: one scheduler (stream timeouts and link waits every 100 ms, clock recalibration every
- * minute, drop reports), the SDK's span export worker, the SDK's periodic metric reader, the
- * Prometheus HTTP server.
+ * minute, drop reports), the SDK's span export worker, the export queue's sender, the SDK's
+ * periodic metric reader, the Prometheus HTTP server.
  */
 public final class Pipeline implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
