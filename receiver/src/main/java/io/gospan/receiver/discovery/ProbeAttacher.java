@@ -65,10 +65,6 @@ public final class ProbeAttacher implements AutoCloseable {
     }
   }
 
-  /** Errnos of an attach refused for lack of privileges (asm-generic/errno-base.h). */
-  static final int EPERM = 1;
-  static final int EACCES = 13;
-
   private final GrpcProbes probes;
   private final ProcFs procFs;
   /** The traced binaries: written by the owner thread, read by any. */
@@ -157,7 +153,7 @@ public final class ProbeAttacher implements AutoCloseable {
         try {
           attached.put(probe, probes.attach(ProbeOffsets.probe(probe), key, exe, plan.function().fileOffset()));
         } catch (ProbeException e) {
-          if (permissionDenied(e)) {
+          if (e.permissionDenied()) {
             denied++;
           }
           attachFailures.increment();
@@ -309,11 +305,6 @@ public final class ProbeAttacher implements AutoCloseable {
   /** Binaries traced now. Any thread. */
   public List<TracedBinary> binaries() {
     return List.copyOf(binaries.values());
-  }
-
-  /** Whether the kernel refused {@code e}'s attach for privileges ({@code EACCES}, {@code EPERM}). */
-  static boolean permissionDenied(ProbeException e) {
-    return e.getCause() instanceof io.gospan.receiver.bpf.BpfException b && (b.errno() == EACCES || b.errno() == EPERM);
   }
 
   /** Whether any probe was attached in this run. Any thread. */
