@@ -19,6 +19,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * gospan's composition root: the one place that knows every part and wires them from a {@link
@@ -44,10 +46,21 @@ import java.util.Objects;
 public final class GospanSidecar implements AutoCloseable {
   private final Pipeline pipeline;
   private final Sidecar sidecar;
+  private final CompletableFuture<String> noPrivileges;
 
-  private GospanSidecar(Pipeline pipeline, Sidecar sidecar) {
+  private GospanSidecar(Pipeline pipeline, Sidecar sidecar, CompletableFuture<String> noPrivileges) {
     this.pipeline = pipeline;
     this.sidecar = sidecar;
+    this.noPrivileges = noPrivileges;
+  }
+
+  /**
+   * Completes, with one line naming the missing capability, when the kernel refused every probe
+   * of a binary for lack of privileges ({@code EACCES}/{@code EPERM}) and no probe was attached
+   * before: nothing can be traced ({@code gospan run} then exits 1). Never completes otherwise.
+   */
+  public CompletionStage<String> noPrivileges() {
+    return noPrivileges;
   }
 
   public static Builder builder(GospanConfig config) {
@@ -149,21 +162,27 @@ public final class GospanSidecar implements AutoCloseable {
               .withLinger(config.discovery().linger(), config.discovery().maxLingeringBinaries());
 
       Pipeline p = pipeline.build();
+      CompletableFuture<String> noPrivileges = new CompletableFuture<>();
       Sidecar s;
       try {
-        s = Sidecar.start(options, p::accept, listener(p));
+        s = Sidecar.start(options, p::accept, listener(p, noPrivileges));
       } catch (RuntimeException e) {
         p.close();
         throw e;
       }
       ProbeTelemetry.register(p.meter(), s);
-      return new GospanSidecar(p, s);
+      return new GospanSidecar(p, s, noPrivileges);
     }
   }
 
   /** Discovery's facts about processes, handed to span assembly (their resources). */
-  private static Tracer.Listener listener(Pipeline pipeline) {
+  private static Tracer.Listener listener(Pipeline pipeline, CompletableFuture<String> noPrivileges) {
     return new Tracer.Listener() {
+      @Override
+      public void noPrivileges(String message) {
+        noPrivileges.complete(message);
+      }
+
       @Override
       public void attached(ProcessEntry p, TracedBinary b) {
         pipeline.registerProcess(new ProcessInfo(p.pid(), p.executable(), b.goVersion()));

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -19,7 +20,8 @@ import picocli.CommandLine.Option;
     description = {
       "Runs the sidecar: finds the Go gRPC processes it can see, attaches uprobes, exports spans over OTLP.",
       "Without --config: trace every Go gRPC process, OTLP/gRPC to localhost:4317 (or OTEL_EXPORTER_OTLP_ENDPOINT).",
-      "SIGTERM or SIGINT: flush spans, detach every probe, exit 0."
+      "SIGTERM or SIGINT: flush spans, detach every probe, exit 0.",
+      "Exits 1 when the kernel refuses every uprobe for lack of privileges (CAP_SYS_ADMIN): nothing could be traced."
     })
 public final class RunCommand implements Callable<Integer> {
 
@@ -45,8 +47,19 @@ public final class RunCommand implements Callable<Integer> {
     for (String signal : List.of("TERM", "INT")) {
       sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> stop.countDown());
     }
+    // Nothing can be traced without the privileges to create uprobes: say so and exit 1.
+    AtomicReference<String> fatal = new AtomicReference<>();
+    gospan.noPrivileges().thenAccept(message -> {
+      fatal.set(message);
+      stop.countDown();
+    });
     LOG.info("gospan {} running; waiting for Go gRPC processes", VersionCommand.version());
     stop.await();
+    if (fatal.get() != null) {
+      LOG.error("{}", fatal.get());
+      gospan.close();
+      return ExitCodes.ERROR;
+    }
     LOG.info("stopping: flushing spans, detaching probes");
     gospan.close();
     return ExitCodes.OK;

@@ -424,6 +424,14 @@ public final class ConfigLoader {
         isPositive(r.maxBackoff()) && r.maxBackoff().compareTo(r.initialBackoff()) >= 0,
         "exporter.retry.max_backoff",
         "must be at least exporter.retry.initial_backoff");
+    var q = ex.queue();
+    check(q.maxBytes() >= 0, "exporter.queue.max_bytes", "must not be negative");
+    check(
+        q.directory() == null || q.maxBytes() <= Integer.MAX_VALUE,
+        "exporter.queue.max_bytes",
+        "must be less than 2GiB with exporter.queue.directory (the disk-buffering library's bound is an int)");
+    check(q.directory() == null || q.maxBytes() > 0, "exporter.queue.directory", "needs exporter.queue.max_bytes > 0");
+    check(isPositive(q.retryInterval()), "exporter.queue.retry_interval", "must be greater than zero");
 
     check(isPositive(c.metrics().exportInterval()), "metrics.export_interval", "must be greater than zero");
     parseHostPort("telemetry.http.address", c.telemetry().http().address());

@@ -26,7 +26,7 @@ public record GospanConfig(
     streams = streams != null ? streams : new StreamsConfig(null, null, null, null);
     semconv = semconv != null ? semconv : new SemconvConfig(null);
     resource = resource != null ? resource : new ResourceConfig(null);
-    exporter = exporter != null ? exporter : new ExporterConfig(null, null, null, null, null, null);
+    exporter = exporter != null ? exporter : new ExporterConfig(null, null, null, null, null, null, null);
     metrics = metrics != null ? metrics : new MetricsConfig(null, null);
     telemetry = telemetry != null ? telemetry : new TelemetryConfig(null);
     offsets = offsets != null ? offsets : new OffsetsConfig(null);
@@ -132,8 +132,15 @@ public record GospanConfig(
    *     demo uses it to show spans while exporting them over OTLP)
    */
   public record ExporterConfig(
-      ExporterType type, OtlpConfig otlp, FileConfig file, BatchConfig batch, RetryConfig retry, Boolean console) {
+      ExporterType type,
+      OtlpConfig otlp,
+      FileConfig file,
+      BatchConfig batch,
+      RetryConfig retry,
+      Boolean console,
+      QueueConfig queue) {
     public ExporterConfig {
+      queue = queue != null ? queue : new QueueConfig(null, null, null);
       console = console != null ? console : Boolean.FALSE;
       type = type != null ? type : ExporterType.OTLP;
       otlp = otlp != null ? otlp : new OtlpConfig(null, null, null, null, null, null, null, null);
@@ -274,6 +281,39 @@ public record GospanConfig(
       maxAttempts = maxAttempts != null ? maxAttempts : 5;
       initialBackoff = initialBackoff != null ? initialBackoff : Duration.ofSeconds(1);
       maxBackoff = maxBackoff != null ? maxBackoff : Duration.ofSeconds(5);
+    }
+  }
+
+  /**
+   * The export queue between the span processor and the OTLP span exporter: spans the collector
+   * does not take (down, unreachable, answering a retryable error) wait here and are sent, oldest
+   * first, as soon as it answers again; beyond {@code maxBytes} the oldest are dropped, counted.
+   *
+   * @param maxBytes the queue's bound in bytes (config: a number, or with a unit {@code KiB},
+   *     {@code MiB}, {@code GiB}); in memory an estimate of the spans' heap size, on disk the
+   *     files' size (at most 2 GiB - 1). {@code 0} = no queue: a batch is dropped after the SDK's
+   *     retries ({@code exporter.retry.*}). Default 32 MiB
+   * @param directory when set, the queue is kept in files there (the OpenTelemetry Java contrib
+   *     disk-buffering library), survives a restart of gospan and is sent after it; else in memory
+   * @param retryInterval how often the oldest waiting batch is tried again while the collector
+   *     does not answer (each try also cuts grpc-java's reconnect backoff short). Default 500 ms
+   */
+  public record QueueConfig(
+      @com.fasterxml.jackson.databind.annotation.JsonDeserialize(using = ByteSizeParser.class) Long maxBytes,
+      String directory,
+      Duration retryInterval) {
+    /** Default bound: 32 MiB. */
+    public static final long DEFAULT_MAX_BYTES = 32L << 20;
+
+    public QueueConfig {
+      maxBytes = maxBytes != null ? maxBytes : DEFAULT_MAX_BYTES;
+      directory = directory != null && !directory.isBlank() ? directory : null;
+      retryInterval = retryInterval != null ? retryInterval : Duration.ofMillis(500);
+    }
+
+    /** Whether spans are queued at all ({@code max_bytes > 0}). */
+    public boolean enabled() {
+      return maxBytes > 0;
     }
   }
 

@@ -59,7 +59,11 @@ public final class ProbeAttacher implements AutoCloseable {
    * @param exeGone the executable vanished meanwhile (a process that exited): nothing is wrong
    *     with the binary, it need not be remembered as unsuitable
    */
-  public record Outcome(TracedBinary binary, String failure, boolean exeGone) {}
+  public record Outcome(TracedBinary binary, String failure, boolean exeGone, boolean permissionDenied) {
+    public Outcome(TracedBinary binary, String failure, boolean exeGone) {
+      this(binary, failure, exeGone, false);
+    }
+  }
 
   private final GrpcProbes probes;
   private final ProcFs procFs;
@@ -70,6 +74,8 @@ public final class ProbeAttacher implements AutoCloseable {
   /** Owner thread only: deferred probes' function entry file offsets. */
   private final Map<ExeKey, Map<Probe, Long>> deferred = new HashMap<>();
   private final LongAdder attachFailures = new LongAdder();
+  /** Whether any probe was ever attached in this run (a refusal for privileges is then not the whole story). */
+  private volatile boolean everAttached;
   private final long lingerNanos;
   private final int maxLingering;
   /** Owner thread only: the lingering binaries, in the order they began to (oldest first). */
@@ -136,16 +142,22 @@ public final class ProbeAttacher implements AutoCloseable {
     inspection.refused().forEach(binary::refuse);
     Map<Probe, ProbeLink> attached = new EnumMap<>(Probe.class);
     Map<Probe, Long> waiting = new EnumMap<>(Probe.class);
+    int tried = 0;
+    int denied = 0;
     for (BinaryInspection.ProbePlan plan : inspection.plans().values()) {
       Probe probe = plan.probe();
       if (plan.action() == BinaryInspection.Action.DEFER) {
         waiting.put(probe, plan.function().fileOffset());
       } else if (plan.action() == BinaryInspection.Action.ATTACH) {
+        tried++;
         try {
           attached.put(probe, probe.atReturns()
               ? probes.attachAt(ProbeOffsets.probe(probe), key, exe, plan.returns())
               : probes.attach(ProbeOffsets.probe(probe), key, exe, plan.function().fileOffset()));
         } catch (ProbeException e) {
+          if (e.permissionDenied()) {
+            denied++;
+          }
           attachFailures.increment();
           binary.refuse(probe, "attach failed: " + e.getMessage());
           if (Files.exists(exe)) {
@@ -158,8 +170,10 @@ public final class ProbeAttacher implements AutoCloseable {
     }
     if (attached.isEmpty()) {
       probes.removeBinary(key);
-      return new Outcome(null, "no probe could be attached: " + binary.refused(), !Files.exists(exe));
+      boolean gone = !Files.exists(exe);
+      return new Outcome(null, "no probe could be attached: " + binary.refused(), gone, !gone && tried > 0 && denied == tried);
     }
+    everAttached = true;
     binary.setAttached(attached.keySet());
     binary.setUprobes(attached.values().stream().mapToInt(ProbeLink::uprobes).sum());
     binary.setDeferred(waiting.keySet());
@@ -295,6 +309,11 @@ public final class ProbeAttacher implements AutoCloseable {
   /** Binaries traced now. Any thread. */
   public List<TracedBinary> binaries() {
     return List.copyOf(binaries.values());
+  }
+
+  /** Whether any probe was attached in this run. Any thread. */
+  public boolean everAttached() {
+    return everAttached;
   }
 
   /** Probe attachments the kernel refused. */

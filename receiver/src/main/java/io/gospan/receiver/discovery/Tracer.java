@@ -76,11 +76,30 @@ public final class Tracer implements AutoCloseable {
      * exited already) running a binary gospan traces. Called on the ring buffer thread.
      */
     default void undiscovered(int pid, TracedBinary binary) {}
+
+    /**
+     * The kernel refused every probe of a binary for lack of privileges ({@code EACCES} or {@code
+     * EPERM}) and no probe was ever attached in this run: nothing can be traced. Called once, with
+     * one line saying so and naming the capability.
+     */
+    default void noPrivileges(String message) {}
   }
+
+  /**
+   * The one line {@link Listener#noPrivileges} gets. Creating a uprobe needs {@code
+   * CAP_SYS_ADMIN} again since the 2025 kernel change "perf: Revert to requiring CAP_SYS_ADMIN
+   * for uprobes" (backported to stable kernels); before it {@code CAP_BPF} + {@code CAP_PERFMON}
+   * sufficed.
+   */
+  static final String NO_PRIVILEGES =
+      "no probe can be attached: the kernel refused every uprobe (%s) for lack of privileges; gospan needs"
+          + " CAP_SYS_ADMIN to create uprobes (older kernels: CAP_BPF + CAP_PERFMON); run it as root or grant CAP_SYS_ADMIN";
 
   private final ProcFs procFs;
   private final ProcessSelector selector;
   private final ProbeAttacher attacher;
+  /** Discovery thread only: {@link Listener#noPrivileges} was called. */
+  private boolean noPrivilegesSaid;
   private final Listener listener;
   private final Preference preference;
   private final ProcessWatcher watcher;
@@ -319,6 +338,11 @@ public final class Tracer implements AutoCloseable {
     }
     ProbeAttacher.Outcome o = attacher.attach(p.key(), exe, p.exePath(), inspection);
     if (o.binary() == null) {
+      if (o.permissionDenied() && !attacher.everAttached() && !noPrivilegesSaid) {
+        noPrivilegesSaid = true;
+        String errno = o.failure().contains("EPERM") ? "EPERM" : "EACCES";
+        listener.noPrivileges(NO_PRIVILEGES.formatted(errno));
+      }
       if (o.exeGone()) {
         LOG.debug("pid {} exited while attaching", p.pid());
         return null;

@@ -33,6 +33,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
  * Builds the SDK exporters {@code exporter.*} asks for. OTLP/gRPC goes through grpc-java over Netty
@@ -43,6 +44,8 @@ import java.util.function.Consumer;
  * object per line, the OpenTelemetry Collector file exporter's format ({@link OtlpJsonFile}).
  */
 public final class Exporters {
+  private static final RetryConfig NO_RETRY = new RetryConfig(1, null, null);
+
   private Exporters() {}
 
   /**
@@ -50,7 +53,15 @@ public final class Exporters {
    * {@code exporter.console: true} adds that to any other type.
    */
   public static SpanExporter spanExporter(ExporterConfig c) {
-    SpanExporter main = typed(c);
+    return spanExporter(c, UnaryOperator.identity());
+  }
+
+  /**
+   * As {@link #spanExporter(ExporterConfig)}, with the configured exporter (not the console one
+   * {@code exporter.console} adds) passed through {@code wrap} (the export queue).
+   */
+  static SpanExporter spanExporter(ExporterConfig c, UnaryOperator<SpanExporter> wrap) {
+    SpanExporter main = wrap.apply(typed(c));
     return c.console() && c.type() != ExporterType.CONSOLE
         ? SpanExporter.composite(main, ConsoleSpanExporter.create(System.out))
         : main;
@@ -58,7 +69,8 @@ public final class Exporters {
 
   private static SpanExporter typed(ExporterConfig c) {
     return switch (c.type()) {
-      case OTLP -> otlpSpanExporter(c.otlp(), c.retry());
+      // With the export queue, the queue retries (without the SDK's backoff sleeps in between).
+      case OTLP -> otlpSpanExporter(c.otlp(), c.queue().enabled() ? NO_RETRY : c.retry());
       case CONSOLE -> ConsoleSpanExporter.create(System.out);
       case FILE -> OtlpJsonFile.spans(Path.of(c.file().path()), "exporter.file.path");
       case NONE -> SpanExporter.composite();
@@ -173,8 +185,11 @@ public final class Exporters {
     }
   }
 
-  /** Shuts the gRPC channel down with the exporter (the SDK leaves a channel it was given open). */
-  private static final class ChannelOwningSpanExporter implements SpanExporter {
+  /**
+   * Shuts the gRPC channel down with the exporter (the SDK leaves a channel it was given open), and
+   * lets the export queue cut the channel's reconnect backoff short.
+   */
+  private static final class ChannelOwningSpanExporter implements SpanExporter, ExportQueue.Reconnectable {
     private final SpanExporter delegate;
     private final ManagedChannel channel;
 
@@ -203,6 +218,28 @@ public final class Exporters {
     @Override
     public String toString() {
       return delegate.toString();
+    }
+
+    /**
+     * Ends grpc-java's reconnect backoff (a channel whose connection failed waits 1 s, growing 1.6×
+     * up to 120 s, before it tries again, failing calls at once meanwhile) and waits (at most
+     * 200 ms) for the channel to leave {@code TRANSIENT_FAILURE}: the reset runs on the channel's
+     * own executor, and a call made before it would still fail at once; a call made while the
+     * channel is {@code CONNECTING} waits for the connection's outcome.
+     */
+    @Override
+    public void reconnectNow() {
+      if (channel.getState(false) != io.grpc.ConnectivityState.TRANSIENT_FAILURE) {
+        return;
+      }
+      java.util.concurrent.CountDownLatch left = new java.util.concurrent.CountDownLatch(1);
+      channel.notifyWhenStateChanged(io.grpc.ConnectivityState.TRANSIENT_FAILURE, left::countDown);
+      channel.resetConnectBackoff();
+      try {
+        left.await(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

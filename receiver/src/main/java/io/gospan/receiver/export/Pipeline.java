@@ -58,7 +58,11 @@ import org.slf4j.LoggerFactory;
  * a full queue drops the span, never blocks); its own metrics count them ({@code
  * otel.sdk.processor.span.processed{error.type}}, {@code otel.sdk.processor.span.queue.size}); it
  * logs queue-full drops with their count at the next export, and failed exports are logged with
- * their span count every {@value #DROP_REPORT_SECONDS} s ({@link ExportFailureLog}).
+ * their span count every {@value #DROP_REPORT_SECONDS} s ({@link ExportFailureLog}). With {@code
+ * exporter.type: otlp} and {@code exporter.queue.max_bytes > 0}, the {@link ExportQueue} sits
+ * between the processor and the OTLP exporter: spans the collector does not take wait there
+ * (bounded in bytes, in memory or on disk) and are sent oldest first once it answers; its drops
+ * are counted ({@code gospan.export.queue.dropped{reason}}) and logged with the same report.
  *
  * <p>Metrics: one {@link SdkMeterProvider}, always built, with gospan's meter {@code io.gospan}
  * ({@link #meter}); its readers are the OTLP periodic reader ({@code metrics.enabled}; RED metrics
@@ -66,8 +70,8 @@ import org.slf4j.LoggerFactory;
  * telemetry.http}). RED metrics carry each traced process's resource, so they go over OTLP only.
  *
  * <p>Threads: one scheduler (stream timeouts and link waits every 100 ms, clock recalibration every
- * minute, drop reports), the SDK's span export worker, the SDK's periodic metric reader, the
- * Prometheus HTTP server.
+ * minute, drop reports), the SDK's span export worker, the export queue's sender, the SDK's
+ * periodic metric reader, the Prometheus HTTP server.
  */
 public final class Pipeline implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
@@ -86,6 +90,7 @@ public final class Pipeline implements AutoCloseable {
   private final ProcessMetadata metadata;
   private final SpanAssembler assembler;
   private final ExportFailureLog exportFailures;
+  private final ExportQueue exportQueue; // null: no queue (exporter.queue.max_bytes 0, or not OTLP)
   private final BatchSpanProcessor spans;
   private final RedMetrics red;
   private final InetSocketAddress telemetryAddress;
@@ -131,7 +136,21 @@ public final class Pipeline implements AutoCloseable {
     meter.gaugeBuilder(PROCESSES_TRACED).setDescription("Processes traced").ofLongs()
         .buildWithCallback(m -> m.record(metadata.size()));
 
-    SpanExporter spanExporter = b.spanExporter != null ? b.spanExporter : Exporters.spanExporter(config.exporter());
+    long exportMillis = Exporters.worstCaseExportMillis(config.exporter().otlp(), config.exporter().retry());
+    var queueConfig = config.exporter().queue();
+    boolean queued = queueConfig.enabled() && config.exporter().type() == ExporterType.OTLP;
+    ExportQueue[] queue = {null};
+    java.util.function.UnaryOperator<SpanExporter> wrap = e -> {
+      if (!queued) {
+        return e;
+      }
+      long attemptMillis = config.exporter().otlp().forSignal(io.gospan.receiver.config.OtlpSignal.TRACES).timeout().toMillis() + 1000;
+      queue[0] = ExportQueue.create(queueConfig, e, attemptMillis, meter);
+      return queue[0];
+    };
+    SpanExporter spanExporter =
+        b.spanExporter != null ? wrap.apply(b.spanExporter) : Exporters.spanExporter(config.exporter(), wrap);
+    this.exportQueue = queue[0];
     this.exportFailures = new ExportFailureLog(spanExporter);
     var batch = config.exporter().batch();
     this.spans =
@@ -139,8 +158,7 @@ public final class Pipeline implements AutoCloseable {
             .setMaxQueueSize(batch.maxQueueSize())
             .setMaxExportBatchSize(batch.maxExportBatchSize())
             .setScheduleDelay(batch.scheduleDelay())
-            .setExporterTimeout(
-                Duration.ofMillis(Exporters.worstCaseExportMillis(config.exporter().otlp(), config.exporter().retry())))
+            .setExporterTimeout(Duration.ofMillis(exportMillis))
             .setExportUnsampledSpans(true) // gospan exports every call it saw, whatever the caller's sampled flag
             .setMeterProvider(meterProvider)
             .setInternalTelemetryVersion(InternalTelemetryVersion.LATEST)
@@ -340,7 +358,13 @@ public final class Pipeline implements AutoCloseable {
 
   /** Logs the spans lost to failed exports since the last report (also every {@value #DROP_REPORT_SECONDS} s); returns their number. */
   long reportDrops() {
-    return exportFailures.report();
+    long queueDrops = exportQueue != null ? exportQueue.report() : 0;
+    return exportFailures.report() + queueDrops;
+  }
+
+  /** The export queue ({@code exporter.queue}), or {@code null} when spans are not queued. */
+  ExportQueue exportQueue() {
+    return exportQueue;
   }
 
   private void expire() {

@@ -9,4 +9,12 @@ public final class ProbeException extends RuntimeException {
   ProbeException(RuntimeException cause) {
     super(cause.getMessage(), cause);
   }
+
+  /**
+   * Whether the kernel refused for lack of privileges: errno {@code EACCES} (13) or {@code EPERM}
+   * (1), asm-generic/errno-base.h (a uprobe without {@code CAP_SYS_ADMIN} on recent kernels).
+   */
+  public boolean permissionDenied() {
+    return getCause() instanceof io.gospan.receiver.bpf.BpfException b && (b.errno() == 13 || b.errno() == 1);
+  }
 }

@@ -54,6 +54,24 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void exportQueueKeys() {
+    var d = GospanConfig.defaults().exporter().queue();
+    assertThat(d.maxBytes()).isEqualTo(32L << 20);
+    assertThat(d.directory()).isNull();
+    assertThat(d.retryInterval()).isEqualTo(Duration.ofMillis(500));
+    var q = parse("exporter:\n  queue: {max_bytes: 64KiB, directory: /var/lib/gospan, retry_interval: 200ms}\n").exporter().queue();
+    assertThat(q.maxBytes()).isEqualTo(65536);
+    assertThat(q.directory()).isEqualTo("/var/lib/gospan");
+    assertThat(q.retryInterval()).isEqualTo(Duration.ofMillis(200));
+    assertThat(parse("exporter:\n  queue: {max_bytes: 1000}\n").exporter().queue().maxBytes()).isEqualTo(1000);
+    assertThat(parse("exporter:\n  queue: {max_bytes: 0}\n").exporter().queue().enabled()).isFalse();
+    assertProblem("exporter:\n  queue: {max_bytes: 12 parsecs}\n", "exporter.queue.max_bytes", "not a size");
+    assertProblem("exporter:\n  queue: {max_bytes: -1}\n", "exporter.queue.max_bytes", "negative");
+    assertProblem("exporter:\n  queue: {max_bytes: 3GiB, directory: /tmp/q}\n", "exporter.queue.max_bytes", "2GiB");
+    assertProblem("exporter:\n  queue: {retry_interval: 0s}\n", "exporter.queue.retry_interval", "greater than zero");
+  }
+
+  @Test
   void lingerKeys() {
     assertThat(GospanConfig.defaults().discovery().linger()).isEqualTo(Duration.ofMinutes(10));
     assertThat(GospanConfig.defaults().discovery().maxLingeringBinaries()).isEqualTo(64);

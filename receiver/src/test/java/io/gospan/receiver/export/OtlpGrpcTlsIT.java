@@ -28,16 +28,21 @@ class OtlpGrpcTlsIT {
   }
 
   static GospanConfig config(String endpoint, String tls) {
+    return config(endpoint, tls, "{}");
+  }
+
+  static GospanConfig config(String endpoint, String tls, String queue) {
     return ConfigLoader.parse(
         """
         exporter:
           otlp: {endpoint: "%s", timeout: 2s, tls: %s}
           batch: {schedule_delay: 50ms}
           retry: {max_attempts: 1}
+          queue: %s
         metrics: {enabled: false}
         telemetry: {http: {enabled: false}}
         """
-            .formatted(endpoint, tls),
+            .formatted(endpoint, tls, queue),
         "it",
         Map.of());
   }
@@ -68,15 +73,27 @@ class OtlpGrpcTlsIT {
   @Test
   void withoutTheClientCertificateExportFailsAndIsCounted() throws Exception {
     InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    // Without the export queue: the failed export is counted by the span processor.
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.startTls(server.cert.toFile(), server.key.toFile(), client.cert.toFile());
         Pipeline p =
-            Pipeline.builder(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert)))
+            Pipeline.builder(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert), "{max_bytes: 0}"))
                 .processMetadata(new FakeMetadata())
                 .metricReader(metrics)
                 .build()) {
       call(p);
       p.flush().join(15, TimeUnit.SECONDS);
       assertThat(await(15_000, () -> new ProcessedSpans(metrics).exportFailed() > 0)).isTrue();
+      assertThat(receiver.spans()).isEmpty();
+    }
+    // With it (the default): a failed handshake is UNAVAILABLE, retryable; the span waits in the queue, not sent.
+    try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.startTls(server.cert.toFile(), server.key.toFile(), client.cert.toFile());
+        Pipeline p =
+            Pipeline.builder(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert)))
+                .processMetadata(new FakeMetadata())
+                .build()) {
+      call(p);
+      p.flush().join(15, TimeUnit.SECONDS);
+      assertThat(await(15_000, () -> p.exportQueue().queuedSpans() == 1)).isTrue();
       assertThat(receiver.spans()).isEmpty();
     }
   }
