@@ -3,6 +3,7 @@ package io.gospan.offsets.catalog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.GrpcUserAgent;
 import io.gospan.offsets.buildinfo.Module;
 import io.gospan.offsets.resolve.ArgLocation;
 import io.gospan.offsets.resolve.FieldValue;
@@ -166,9 +167,55 @@ public final class OffsetsCatalog {
     String module = keyModule(section);
     String what = module.equals(STD) ? "Go" : module.equals(GRPC) ? "grpc-go" : module;
     String version = versions.version(module);
+    if (version == null && module.equals(XNET) && versions.grpcInferredFrom() != null) {
+      return lookupAnyXnet(field, versions);
+    }
     if (version == null) {
       return Answer.none("no " + what + " version: " + versions.whyNoVersion(module), false);
     }
+    Answer answer = lookupAt(field, section, module, what, version, versions);
+    if (module.equals(GRPC) && versions.grpcInferredFrom() != null) {
+      return answer.inferred("inferred from " + versions.grpcInferredFrom());
+    }
+    return answer;
+  }
+
+  /**
+   * A field keyed by x/net when the binary's x/net version is unknown but its grpc-go version was
+   * inferred: a GOPATH build takes whatever x/net its builder had, so every catalogued x/net release
+   * is plausible; the catalog answers only when all of them agree.
+   */
+  private Answer lookupAnyXnet(ProbeField field, BinaryVersions versions) {
+    Section s = sections.get(XNET);
+    if (s == null || s.observed.isEmpty()) {
+      return Answer.none("the catalog has no " + XNET + " entries", false);
+    }
+    List<Entry> entries = s.fields.get(field.cName());
+    if (entries == null || entries.isEmpty()) {
+      return Answer.none("the catalog has no field " + field.cName() + " in " + XNET, false);
+    }
+    String range = s.observed.get(0) + " … " + s.observed.get(s.observed.size() - 1);
+    String unknown = "no " + XNET + " version (" + versions.whyNoVersion(XNET) + ")";
+    if (entries.size() > 1) {
+      StringBuilder changes = new StringBuilder();
+      for (Entry e : entries.subList(1, entries.size())) {
+        changes.append(changes.length() == 0 ? "" : ", ").append(e.since);
+      }
+      return Answer.none(unknown + " and the catalogued x/net releases differ on " + field.cName()
+          + " (changes at " + changes + "): not inferred", false);
+    }
+    Entry only = entries.get(0);
+    if (only.conflict) {
+      return Answer.none(unknown + " and builds disagree on " + field.cName() + ": not inferred", false);
+    }
+    String note = "inferred: x/net unknown, every catalogued x/net release (" + range + ") agrees";
+    if (only.value == null) {
+      return Answer.none("not in any catalogued x/net release (" + range + ")", true).inferred(note);
+    }
+    return Answer.of(toFieldValue(field, only.value)).inferred(note);
+  }
+
+  private Answer lookupAt(ProbeField field, String section, String module, String what, String version, BinaryVersions versions) {
     String shown = module.equals(STD) ? versions.goVersion() : version;
     Section s = sections.get(section);
     if (s == null || s.observed.isEmpty()) {
@@ -258,14 +305,26 @@ public final class OffsetsCatalog {
    * @param value the value, or null
    * @param reason why there is no value
    * @param absent true when the catalog knows the field does not exist in that version
+   * @param inferred null when the keying version comes from the build info; else what it was inferred
+   *     from ("inferred from grpc-go user agent grpc-go/1.33.3"), to be checked against the binary
    */
-  public record Answer(FieldValue value, String reason, boolean absent) {
+  public record Answer(FieldValue value, String reason, boolean absent, String inferred) {
+    /** An answer from versions the build info records. */
+    public Answer(FieldValue value, String reason, boolean absent) {
+      this(value, reason, absent, null);
+    }
+
     public static Answer of(FieldValue v) {
       return new Answer(v, null, false);
     }
 
     public static Answer none(String reason, boolean absent) {
       return new Answer(null, reason, absent);
+    }
+
+    /** This answer, noted as resting on an inferred version ({@code inferred}: from what, for people). */
+    public Answer inferred(String from) {
+      return new Answer(value, reason, absent, from);
     }
   }
 
@@ -277,8 +336,37 @@ public final class OffsetsCatalog {
    * @param goVersion the toolchain, e.g. {@code go1.22.12}
    * @param registerAbi Go ≥ 1.17 (arguments in registers)
    * @param whyNot per module, why its version is unknown
+   * @param grpcInferredFrom null when grpc-go's version is the build info's; else what it was inferred
+   *     from ({@code "grpc-go user agent grpc-go/1.33.3"}): the binary has no module information
    */
-  public record BinaryVersions(String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot) {
+  public record BinaryVersions(
+      String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot, String grpcInferredFrom) {
+    /** Versions from the build info alone. */
+    public BinaryVersions(String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot) {
+      this(grpc, xnet, goVersion, registerAbi, whyNot, null);
+    }
+
+    /**
+     * The versions of a binary from its build info; without module information (a GOPATH build),
+     * grpc-go's version from its user agent when that names a release.
+     *
+     * @param userAgent what {@link GrpcUserAgent#find} found; null when not looked for
+     */
+    public static BinaryVersions of(BuildInfo info, boolean registerAbi, GrpcUserAgent.Found userAgent) {
+      BinaryVersions v = of(info, registerAbi);
+      if (info.hasModuleInfo() || userAgent == null) {
+        return v;
+      }
+      Map<String, String> why = new HashMap<>(v.whyNot());
+      if (userAgent.version() == null) {
+        why.put(GRPC, why.get(GRPC) + "; " + userAgent.reason());
+        return new BinaryVersions(null, null, v.goVersion(), registerAbi, Map.copyOf(why));
+      }
+      why.remove(GRPC);
+      return new BinaryVersions(userAgent.version(), null, v.goVersion(), registerAbi, Map.copyOf(why),
+          "grpc-go user agent " + userAgent.text());
+    }
+
     /** The versions of a binary from its build info. */
     public static BinaryVersions of(BuildInfo info, boolean registerAbi) {
       Map<String, String> why = new HashMap<>();

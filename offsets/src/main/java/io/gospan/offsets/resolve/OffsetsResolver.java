@@ -9,6 +9,9 @@ import io.gospan.offsets.catalog.OffsetsCatalog;
 import io.gospan.offsets.dwarf.FunctionParameters;
 import io.gospan.offsets.dwarf.Parameter;
 import io.gospan.offsets.dwarf.Piece;
+import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.GrpcUserAgent;
+import io.gospan.offsets.pclntab.TypeLayouts;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -65,6 +68,7 @@ public final class OffsetsResolver {
     Map<ProbeField, String> missing = new LinkedHashMap<>();
     Map<ProbeField, String> mismatches = new LinkedHashMap<>();
     Map<Probe, GoFunction> functions = new EnumMap<>(Probe.class);
+    Map<ProbeField, String> notes = new EnumMap<>(ProbeField.class);
 
     List<String> names = new ArrayList<>();
     for (Probe p : Probe.values()) {
@@ -83,7 +87,7 @@ public final class OffsetsResolver {
       OffsetsCatalog.BinaryVersions versions = null;
       String noVersions = null;
       try {
-        versions = OffsetsCatalog.BinaryVersions.of(binary.buildInfo(), binary.usesRegisterAbi());
+        versions = versions(binary);
       } catch (GoBinaryException e) {
         noVersions = "no module versions (unreadable build info: " + e.getMessage() + ")";
       }
@@ -91,6 +95,9 @@ public final class OffsetsResolver {
         if (field.kind() != ProbeField.Kind.ITAB) {
           answers.put(field, versions != null ? catalog.lookup(field, versions) : OffsetsCatalog.Answer.none(noVersions, false));
         }
+      }
+      if (versions != null && versions.grpcInferredFrom() != null) {
+        checkInferred(binary, answers, functions, notes);
       }
     }
     GoBinary.Dwarf dwarf = null;
@@ -135,7 +142,68 @@ public final class OffsetsResolver {
         missing.put(field, missingReason(answer, dm.get(field), dwarf == null));
       }
     }
-    return new OffsetsResolution(values, missing, functions, mismatches);
+    notes.keySet().retainAll(values.keySet());
+    return new OffsetsResolution(values, missing, functions, mismatches, notes);
+  }
+
+  /**
+   * The versions keying the catalog: the build info's; without module information, grpc-go's from
+   * its user agent ({@link GrpcUserAgent}).
+   */
+  public static OffsetsCatalog.BinaryVersions versions(GoBinary binary) throws GoBinaryException {
+    BuildInfo info = binary.buildInfo();
+    GrpcUserAgent.Found ua = info.hasModuleInfo() ? null : GrpcUserAgent.find(binary.elf());
+    return OffsetsCatalog.BinaryVersions.of(info, binary.usesRegisterAbi(), ua);
+  }
+
+  /**
+   * Checks catalog answers that rest on an inferred version against the binary before they are
+   * trusted: a struct member or size against the runtime type information (a contradiction drops the
+   * answer, with both values); an argument location only by its function being in pclntab (its
+   * registers or stack slots cannot be read from a stripped binary). Each kept answer gets a note
+   * saying what it was inferred from and how it was checked.
+   */
+  private static void checkInferred(
+      GoBinary binary, Map<ProbeField, OffsetsCatalog.Answer> answers, Map<Probe, GoFunction> functions,
+      Map<ProbeField, String> notes) throws GoBinaryException {
+    Optional<TypeLayouts> layouts = binary.typeLayouts();
+    for (Map.Entry<ProbeField, OffsetsCatalog.Answer> e : answers.entrySet()) {
+      ProbeField field = e.getKey();
+      OffsetsCatalog.Answer a = e.getValue();
+      if (a.inferred() == null || a.value() == null && !a.absent()) {
+        continue;
+      }
+      String check;
+      Optional<OptionalLong> actual = Optional.empty();
+      if (field.kind() == ProbeField.Kind.MEMBER && layouts.isPresent()) {
+        actual = layouts.get().memberOffset(field.path());
+      } else if (field.kind() == ProbeField.Kind.SIZE && layouts.isPresent()) {
+        TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
+        actual = st == null ? Optional.empty() : Optional.of(OptionalLong.of(st.size()));
+      }
+      if (field.kind() == ProbeField.Kind.ARGUMENT) {
+        if (!functions.containsKey(field.probe())) {
+          continue; // the probe is refused for its missing function anyway
+        }
+        check = "function in pclntab; register/stack slot not checkable without DWARF";
+      } else if (layouts.isEmpty()) {
+        check = "not checked: no runtime type information";
+      } else if (actual.isEmpty()) {
+        check = "not checked: " + field.path().get(0) + " not in the runtime type information";
+      } else {
+        OptionalLong v = actual.get();
+        boolean agrees = a.value() == null ? v.isEmpty() : v.isPresent() && v.getAsLong() == a.value().value();
+        if (!agrees) {
+          String catalogSays = a.value() == null ? "no such member" : Long.toString(a.value().value());
+          String binarySays = v.isEmpty() ? "no such member" : Long.toString(v.getAsLong());
+          e.setValue(OffsetsCatalog.Answer.none(a.inferred() + ": the catalog says " + catalogSays
+              + ", the binary's runtime type information says " + binarySays + ": not trusted", false));
+          continue;
+        }
+        check = "matches the runtime type information";
+      }
+      notes.put(field, a.inferred() + "; " + check);
+    }
   }
 
   private static boolean sameValue(FieldValue a, FieldValue b) {
