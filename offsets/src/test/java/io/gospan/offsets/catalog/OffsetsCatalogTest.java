@@ -132,4 +132,53 @@ class OffsetsCatalogTest {
     assertThat(v.version(OffsetsCatalog.STD)).isNull();
     assertThat(v.whyNoVersion(OffsetsCatalog.STD)).contains("devel go1.27");
   }
+
+  private static final String XNET_CATALOG = """
+      {"format": 1, "sections": {
+        "google.golang.org/grpc": {"observed": ["v1.30.0", "v1.34.0", "v1.35.0"], "fields": {
+          "http2_client_conn": [{"since": "v1.30.0", "value": 72}, {"since": "v1.35.0", "value": 64}]}},
+        "golang.org/x/net": {"observed": ["v0.0.0-20190311183353-d8887717615a", "v0.4.0", "v0.62.0"], "fields": {
+          "header_field_size": [{"since": "v0.0.0-20190311183353-d8887717615a", "value": 40}],
+          "meta_headers_frame_fields": [{"since": "v0.0.0-20190311183353-d8887717615a", "value": 8}, {"since": "v0.4.0", "value": 16}]}}}}
+      """;
+
+  @Test
+  void aGopathBuildIsKeyedByTheGrpcVersionOfItsUserAgentAndEveryXnetReleaseMustAgree() throws Exception {
+    OffsetsCatalog c = OffsetsCatalog.parse(new ByteArrayInputStream(XNET_CATALOG.getBytes(StandardCharsets.UTF_8)));
+    BuildInfo gopath = new BuildInfo("go1.19.8", "", Optional.empty(), List.of(), List.of());
+    OffsetsCatalog.BinaryVersions v = OffsetsCatalog.BinaryVersions.of(gopath, true,
+        new io.gospan.offsets.buildinfo.GrpcUserAgent.Found("v1.33.3", "grpc-go/1.33.3", null));
+    assertThat(v.grpc()).isEqualTo("v1.33.3");
+    assertThat(v.xnet()).isNull();
+    assertThat(v.grpcInferredFrom()).isEqualTo("grpc-go user agent grpc-go/1.33.3");
+
+    OffsetsCatalog.Answer grpc = c.lookup(ProbeField.HTTP2_CLIENT_CONN, v);
+    assertThat(grpc.value().value()).isEqualTo(72);
+    assertThat(grpc.inferred()).isEqualTo("inferred from grpc-go user agent grpc-go/1.33.3");
+
+    OffsetsCatalog.Answer agreed = c.lookup(ProbeField.HEADER_FIELD_SIZE, v);
+    assertThat(agreed.value().value()).isEqualTo(40);
+    assertThat(agreed.inferred()).contains("every catalogued x/net release").contains("v0.62.0");
+
+    OffsetsCatalog.Answer differ = c.lookup(ProbeField.META_HEADERS_FRAME_FIELDS, v);
+    assertThat(differ.value()).isNull();
+    assertThat(differ.reason()).contains("differ on meta_headers_frame_fields").contains("v0.4.0").contains("not inferred");
+
+    // a user agent that names no release: nothing inferred, and the reason says both
+    OffsetsCatalog.BinaryVersions dev = OffsetsCatalog.BinaryVersions.of(gopath, true,
+        new io.gospan.offsets.buildinfo.GrpcUserAgent.Found(null, "grpc-go/1.34.0-dev", "a development build"));
+    assertThat(dev.grpc()).isNull();
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, dev).reason()).contains("GOPATH build").contains("a development build");
+    assertThat(c.lookup(ProbeField.HEADER_FIELD_SIZE, dev).value()).isNull();
+
+    // a module build never takes the user agent
+    Module main = new Module("example.com/app", "(devel)", "", Optional.empty());
+    BuildInfo mod = new BuildInfo("go1.22.12", "example.com/app", Optional.of(main),
+        List.of(new Module("google.golang.org/grpc", "v1.35.0", "", Optional.empty())), List.of());
+    OffsetsCatalog.BinaryVersions m = OffsetsCatalog.BinaryVersions.of(mod, true,
+        new io.gospan.offsets.buildinfo.GrpcUserAgent.Found("v1.33.3", "grpc-go/1.33.3", null));
+    assertThat(m.grpc()).isEqualTo("v1.35.0");
+    assertThat(m.grpcInferredFrom()).isNull();
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, m).inferred()).isNull();
+  }
 }
