@@ -247,8 +247,13 @@ public final class OffsetsCatalog {
     Entry a = at(entries, lo);
     Entry b = at(entries, hi);
     if (a != b) {
-      return Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
+      Answer none = Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
           + display(module, hi) + ", whose " + field.cName() + " differ", false);
+      if (a != null && b != null && !a.conflict && !b.conflict && field.kind() != ProbeField.Kind.ARGUMENT) {
+        return new Answer(null, none.reason(), false, null, new Between(display(module, lo), a.value == null ? null : ((Number) a.value).longValue(),
+            display(module, hi), b.value == null ? null : ((Number) b.value).longValue()));
+      }
+      return none;
     }
     if (a == null) {
       return Answer.none("the catalog has no " + field.cName() + " entry for " + what + " " + shown, false);
@@ -307,11 +312,17 @@ public final class OffsetsCatalog {
    * @param absent true when the catalog knows the field does not exist in that version
    * @param inferred null when the keying version comes from the build info; else what it was inferred
    *     from ("inferred from grpc-go user agent grpc-go/1.33.3"), to be checked against the binary
+   * @param between for a struct member or size with no value because the version lies between two
+   *     observations that differ: those two, else null
    */
-  public record Answer(FieldValue value, String reason, boolean absent, String inferred) {
+  public record Answer(FieldValue value, String reason, boolean absent, String inferred, Between between) {
     /** An answer from versions the build info records. */
     public Answer(FieldValue value, String reason, boolean absent) {
-      this(value, reason, absent, null);
+      this(value, reason, absent, null, null);
+    }
+
+    public Answer(FieldValue value, String reason, boolean absent, String inferred) {
+      this(value, reason, absent, inferred, null);
     }
 
     public static Answer of(FieldValue v) {
@@ -324,7 +335,21 @@ public final class OffsetsCatalog {
 
     /** This answer, noted as resting on an inferred version ({@code inferred}: from what, for people). */
     public Answer inferred(String from) {
-      return new Answer(value, reason, absent, from);
+      return new Answer(value, reason, absent, from, between);
+    }
+  }
+
+  /**
+   * The two observations around a version when they differ on a struct member or size: the binary's
+   * value is one of them (or a third one), which the binary's runtime type information can tell.
+   *
+   * @param lowValue bytes, null when the member does not exist at {@code low}
+   * @param highValue bytes, null when the member does not exist at {@code high}
+   */
+  public record Between(String low, Long lowValue, String high, Long highValue) {
+    /** Whether one of the two observations has this value (null: the member does not exist). */
+    public boolean observed(Long value) {
+      return Objects.equals(value, lowValue) || Objects.equals(value, highValue);
     }
   }
 

@@ -99,6 +99,9 @@ public final class OffsetsResolver {
       if (versions != null && versions.grpcInferredFrom() != null) {
         checkInferred(binary, answers, functions, notes);
       }
+      if (answers.values().stream().anyMatch(a -> a.between() != null)) {
+        settleBetween(binary, answers, notes);
+      }
     }
     GoBinary.Dwarf dwarf = null;
     String noDwarf = null;
@@ -154,6 +157,54 @@ public final class OffsetsResolver {
     BuildInfo info = binary.buildInfo();
     GrpcUserAgent.Found ua = info.hasModuleInfo() ? null : GrpcUserAgent.find(binary.elf());
     return OffsetsCatalog.BinaryVersions.of(info, binary.usesRegisterAbi(), ua);
+  }
+
+  /**
+   * A version between two catalog observations that differ on a struct member (an uncatalogued patch
+   * release, e.g. grpc-go v1.34.2 between v1.34.0 and v1.35.0): the binary's runtime type information
+   * gives the member's offset; when that equals one of the two observed values, the field is answered
+   * with it (source catalog, noted); any other value, or no runtime type, leaves it unanswered.
+   */
+  private static void settleBetween(
+      GoBinary binary, Map<ProbeField, OffsetsCatalog.Answer> answers, Map<ProbeField, String> notes) throws GoBinaryException {
+    Optional<TypeLayouts> layouts = binary.typeLayouts();
+    if (layouts.isEmpty()) {
+      return;
+    }
+    for (Map.Entry<ProbeField, OffsetsCatalog.Answer> e : answers.entrySet()) {
+      OffsetsCatalog.Answer a = e.getValue();
+      OffsetsCatalog.Between b = a.between();
+      ProbeField field = e.getKey();
+      if (b == null) {
+        continue;
+      }
+      Optional<OptionalLong> actual = Optional.empty();
+      if (field.kind() == ProbeField.Kind.MEMBER) {
+        actual = layouts.get().memberOffset(field.path());
+      } else if (field.kind() == ProbeField.Kind.SIZE) {
+        TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
+        actual = st == null ? Optional.empty() : Optional.of(OptionalLong.of(st.size()));
+      }
+      if (actual.isEmpty()) {
+        continue;
+      }
+      Long v = actual.get().isPresent() ? actual.get().getAsLong() : null;
+      String prefix = a.inferred() == null ? "" : a.inferred() + "; ";
+      if (!b.observed(v)) {
+        e.setValue(OffsetsCatalog.Answer.none(a.reason() + "; the binary's runtime type information says "
+            + (v == null ? "no such member" : v) + ", neither observed value", false));
+        continue;
+      }
+      String note = prefix + "between catalogued " + b.low() + " (" + (b.lowValue() == null ? "absent" : b.lowValue()) + ") and "
+          + b.high() + " (" + (b.highValue() == null ? "absent" : b.highValue()) + "): the runtime type information says "
+          + (v == null ? "absent" : v);
+      if (v == null) {
+        e.setValue(OffsetsCatalog.Answer.none(note, true));
+      } else {
+        e.setValue(new OffsetsCatalog.Answer(new FieldValue(null, v, FieldValue.Source.CATALOG), null, false, a.inferred()));
+        notes.put(field, note);
+      }
+    }
   }
 
   /**
