@@ -30,9 +30,13 @@ import org.slf4j.LoggerFactory;
  * refused. Itab addresses are per binary: the symbol table or, in stripped binaries, the
  * runtime's itablinks.
  *
- * <p>Binaries without usable module versions (GOPATH builds, replaced modules, development
- * toolchains) resolve from DWARF only; stripped as well, they are unsupported (matching
- * catalog entries by the probed functions' signatures in pclntab is future work).
+ * <p>Binaries without module information (GOPATH builds) key the catalog by the grpc-go version
+ * in grpc-go's user agent ({@link GrpcUserAgent}); x/net fields only where every catalogued x/net
+ * release agrees; each such struct member and size is checked against the binary's runtime type
+ * information before it is trusted, and noted ({@link OffsetsResolution#notes()}). A version between
+ * two observations that differ on a struct member is settled by the runtime type information when it
+ * shows one of the two observed values. Replaced modules and development toolchains resolve from
+ * DWARF only; stripped as well, they are unsupported.
  */
 public final class OffsetsResolver {
   private static final Logger LOG = LoggerFactory.getLogger(OffsetsResolver.class);
