@@ -61,18 +61,29 @@ public final class GrpcUserAgent {
   public static Found scan(ByteBuffer data) {
     TreeSet<String> seen = new TreeSet<>();
     int limit = (int) Math.min(data.limit(), MAX_SCAN);
-    outer:
-    for (int i = 0; i + PREFIX.length < limit; i++) {
-      for (int k = 0; k < PREFIX.length; k++) {
-        if (data.get(i + k) != PREFIX[k]) {
-          continue outer;
+    // copied out in chunks: a byte array scans several times faster than a mapped buffer's get(i)
+    byte[] chunk = new byte[1 << 20];
+    for (int base = 0; base < limit; base += chunk.length - PREFIX.length) {
+      int n = Math.min(chunk.length, limit - base);
+      data.get(base, chunk, 0, n);
+      outer:
+      for (int i = 0; i + PREFIX.length <= n; i++) {
+        if (chunk[i] != 'g') {
+          continue;
+        }
+        for (int k = 1; k < PREFIX.length; k++) {
+          if (chunk[i + k] != PREFIX[k]) {
+            continue outer;
+          }
+        }
+        String v = version(data, base + i + PREFIX.length, limit);
+        if (v != null) {
+          seen.add(v);
         }
       }
-      String v = version(data, i + PREFIX.length, limit);
-      if (v != null) {
-        seen.add(v);
+      if (base + n >= limit) {
+        break;
       }
-      i += PREFIX.length - 1;
     }
     if (seen.isEmpty()) {
       return new Found(null, null, "no grpc-go user agent (\"grpc-go/<version>\") in the binary's read-only data"
