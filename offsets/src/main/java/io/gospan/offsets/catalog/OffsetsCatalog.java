@@ -20,6 +20,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The embedded offsets catalog: {@link ProbeField} values observed in real builds, keyed by the
@@ -170,6 +171,9 @@ public final class OffsetsCatalog {
     if (version == null && module.equals(XNET) && versions.grpcInferredFrom() != null) {
       return lookupAnyXnet(field, versions);
     }
+    if (version == null && module.equals(GRPC) && versions.grpcRange() != null) {
+      return lookupRange(field, section, versions.grpcRange()).inferred("inferred from " + versions.grpcInferredFrom());
+    }
     if (version == null) {
       return Answer.none("no " + what + " version: " + versions.whyNoVersion(module), false);
     }
@@ -213,6 +217,89 @@ public final class OffsetsCatalog {
       return Answer.none("not in any catalogued x/net release (" + range + ")", true).inferred(note);
     }
     return Answer.of(toFieldValue(field, only.value)).inferred(note);
+  }
+
+  /**
+   * A grpc-go-keyed field when only a range of observed releases is known ({@link #grpcRange}): answered
+   * when the section's observations at both ends of the range carry the same entry (no change inside).
+   */
+  private Answer lookupRange(ProbeField field, String section, List<String> range) {
+    Section s = sections.get(section);
+    String low = range.get(0);
+    String high = range.get(1);
+    if (s == null || s.observed.isEmpty()) {
+      return Answer.none("the catalog has no " + section + " entries", false);
+    }
+    if (ModuleVersions.compare(low, s.observed.get(0)) < 0 || ModuleVersions.compare(high, s.observed.get(s.observed.size() - 1)) > 0) {
+      return Answer.none("grpc-go " + low + " … " + high + " reaches outside the catalog's " + section + " observations", false);
+    }
+    List<Entry> entries = s.fields.get(field.cName());
+    if (entries == null) {
+      return Answer.none("the catalog has no field " + field.cName() + " in " + section, false);
+    }
+    Entry a = at(entries, low);
+    Entry b = at(entries, high);
+    if (a == null || a != b) {
+      return Answer.none("grpc-go " + low + " … " + high + ": " + field.cName() + " changes inside that range", false);
+    }
+    if (a.conflict) {
+      return Answer.none("builds with grpc-go " + a.since + " disagree on " + field.cName(), false);
+    }
+    if (a.value == null) {
+      return Answer.none("not in grpc-go " + low + " … " + high + " (catalog)", true);
+    }
+    return Answer.of(toFieldValue(field, a.value));
+  }
+
+  /**
+   * The observed grpc-go releases whose struct members all equal a binary's (from its runtime type
+   * information), for a binary that names no grpc-go version.
+   *
+   * @param layout per grpc-go struct member field: its offset in the binary, {@code OptionalLong.empty()}
+   *     when the binary's struct lacks it; fields whose struct the binary does not show are left out
+   * @return {@code [low, high]}: a contiguous run of observed releases with an observed release on each
+   *     side that does not match (so the binary's release lies strictly between those two); empty when
+   *     fewer than three members are known, no run matches, the matches are not contiguous, or the run
+   *     reaches the oldest or newest observed release (an older or newer grpc-go cannot be ruled out)
+   */
+  public Optional<List<String>> grpcRange(Map<ProbeField, java.util.OptionalLong> layout) {
+    Section s = sections.get(GRPC);
+    if (s == null || layout.size() < 3) {
+      return Optional.empty();
+    }
+    int first = -1;
+    int last = -1;
+    for (int i = 0; i < s.observed.size(); i++) {
+      String o = s.observed.get(i);
+      boolean match = true;
+      for (Map.Entry<ProbeField, java.util.OptionalLong> f : layout.entrySet()) {
+        List<Entry> entries = s.fields.get(f.getKey().cName());
+        Entry e = entries == null ? null : at(entries, o);
+        if (e == null || e.conflict) {
+          match = false;
+          break;
+        }
+        Long want = f.getValue().isPresent() ? f.getValue().getAsLong() : null;
+        Long have = e.value == null ? null : ((Number) e.value).longValue();
+        if (!Objects.equals(want, have)) {
+          match = false;
+          break;
+        }
+      }
+      if (match) {
+        if (last >= 0 && last != i - 1) {
+          return Optional.empty(); // not contiguous: the layout went back and forth
+        }
+        if (first < 0) {
+          first = i;
+        }
+        last = i;
+      }
+    }
+    if (first <= 0 || last < 0 || last >= s.observed.size() - 1) {
+      return Optional.empty();
+    }
+    return Optional.of(List.of(s.observed.get(first), s.observed.get(last)));
   }
 
   private Answer lookupAt(ProbeField field, String section, String module, String what, String version, BinaryVersions versions) {
@@ -363,12 +450,33 @@ public final class OffsetsCatalog {
    * @param whyNot per module, why its version is unknown
    * @param grpcInferredFrom null when grpc-go's version is the build info's; else what it was inferred
    *     from ({@code "grpc-go user agent grpc-go/1.33.3"}): the binary has no module information
+   * @param grpcRange when grpc-go's release is known only as a range of observed releases {@code [low,
+   *     high]} ({@link #withGrpcRange}), else null; {@code grpc} is then null
    */
   public record BinaryVersions(
-      String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot, String grpcInferredFrom) {
+      String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot, String grpcInferredFrom,
+      List<String> grpcRange) {
     /** Versions from the build info alone. */
     public BinaryVersions(String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot) {
-      this(grpc, xnet, goVersion, registerAbi, whyNot, null);
+      this(grpc, xnet, goVersion, registerAbi, whyNot, null, null);
+    }
+
+    public BinaryVersions(
+        String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot, String grpcInferredFrom) {
+      this(grpc, xnet, goVersion, registerAbi, whyNot, grpcInferredFrom, null);
+    }
+
+    /**
+     * These versions (of a binary without module information and without a grpc-go user agent),
+     * with grpc-go's release narrowed to an observed range by the binary's struct layouts
+     * ({@link OffsetsCatalog#grpcRange}).
+     */
+    public BinaryVersions withGrpcRange(List<String> range) {
+      Map<String, String> why = new HashMap<>(whyNot);
+      why.remove(GRPC);
+      return new BinaryVersions(null, xnet, goVersion, registerAbi, Map.copyOf(why),
+          "grpc-go's struct layouts in the runtime type information (they match releases " + range.get(0) + " … " + range.get(1) + ")",
+          List.copyOf(range));
     }
 
     /**

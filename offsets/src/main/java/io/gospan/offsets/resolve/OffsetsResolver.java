@@ -91,7 +91,7 @@ public final class OffsetsResolver {
       OffsetsCatalog.BinaryVersions versions = null;
       String noVersions = null;
       try {
-        versions = versions(binary);
+        versions = versions(binary, catalog);
       } catch (GoBinaryException e) {
         noVersions = "no module versions (unreadable build info: " + e.getMessage() + ")";
       }
@@ -157,10 +157,27 @@ public final class OffsetsResolver {
    * The versions keying the catalog: the build info's; without module information, grpc-go's from
    * its user agent ({@link GrpcUserAgent}).
    */
-  public static OffsetsCatalog.BinaryVersions versions(GoBinary binary) throws GoBinaryException {
+  public static OffsetsCatalog.BinaryVersions versions(GoBinary binary, OffsetsCatalog catalog) throws GoBinaryException {
     BuildInfo info = binary.buildInfo();
     GrpcUserAgent.Found ua = info.hasModuleInfo() ? null : GrpcUserAgent.find(binary.elf());
-    return OffsetsCatalog.BinaryVersions.of(info, binary.usesRegisterAbi(), ua);
+    OffsetsCatalog.BinaryVersions v = OffsetsCatalog.BinaryVersions.of(info, binary.usesRegisterAbi(), ua);
+    if (!info.hasModuleInfo() && v.grpc() == null && ua != null && ua.text() == null) {
+      // no user agent at all (a server-only program): grpc-go's struct layouts narrow its release
+      Optional<TypeLayouts> layouts = binary.typeLayouts();
+      if (layouts.isPresent()) {
+        Map<ProbeField, OptionalLong> layout = new EnumMap<>(ProbeField.class);
+        for (ProbeField f : ProbeField.values()) {
+          if (f.kind() == ProbeField.Kind.MEMBER && f.catalogued() && OffsetsCatalog.GRPC.equals(OffsetsCatalog.section(f, true))) {
+            layouts.get().memberOffset(f.path()).ifPresent(off -> layout.put(f, off));
+          }
+        }
+        Optional<List<String>> range = catalog.grpcRange(layout);
+        if (range.isPresent()) {
+          return v.withGrpcRange(range.get());
+        }
+      }
+    }
+    return v;
   }
 
   /**

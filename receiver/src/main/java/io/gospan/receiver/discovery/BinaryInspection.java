@@ -100,9 +100,12 @@ public final class BinaryInspection {
     }
     if (!moduleInfo && versions != null) {
       this.grpcInferredFrom = Optional.ofNullable(versions.grpcInferredFrom()).map(Printable::escape);
-      this.grpcNotInferred = versions.grpc() == null ? Printable.escape(versions.whyNoVersion(OffsetsCatalog.GRPC)) : null;
+      this.grpcNotInferred = versions.grpc() == null && versions.grpcRange() == null
+          ? Printable.escape(versions.whyNoVersion(OffsetsCatalog.GRPC)) : null;
       if (versions.grpc() != null) {
         grpc = Optional.of(Printable.escape(versions.grpc()));
+      } else if (versions.grpcRange() != null) {
+        grpc = Optional.of(Printable.escape(versions.grpcRange().get(0) + " … " + versions.grpcRange().get(1)));
       }
     } else {
       this.grpcInferredFrom = Optional.empty();
@@ -158,7 +161,7 @@ public final class BinaryInspection {
     OffsetsCatalog.BinaryVersions versions = null;
     if (!info.hasModuleInfo()) {
       try {
-        versions = OffsetsResolver.versions(b); // grpc-go's version inferred from its user agent
+        versions = OffsetsResolver.versions(b, OffsetsCatalog.embedded()); // grpc-go's version inferred
       } catch (GoBinaryException e) {
         // the resolution above reported the same failure per field
       }
