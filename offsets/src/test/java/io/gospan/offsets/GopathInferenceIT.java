@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class GopathInferenceIT {
 
   static Path build(String grpc) {
-    Path out = GoFixtures.TARGET.resolve("go-fixtures/gopath-examples-" + grpc);
+    Path out = GoFixtures.TARGET.resolve("go-fixtures/gopath-examples-v2-" + grpc);
     GoFixtures.run(List.of(GoFixtures.OFFSETS.resolve("src/test/go/fixtures/build-gopath-examples.sh").toString(),
         out.toString(), grpc), GoFixtures.OFFSETS, 30);
     return out;
@@ -52,8 +52,8 @@ class GopathInferenceIT {
   @Test
   void aClientByItsUserAgentAndAServerByItsStructLayoutsGetDwarfsValues() throws Exception {
     Path dir = build("v1.60.1");
-    try (GoBinary client = GoBinary.open(dir.resolve("greeter-client.stripped"));
-        GoBinary server = GoBinary.open(dir.resolve("greeter-server.stripped"))) {
+    try (GoBinary client = GoBinary.open(dir.resolve("stripped/greeter-client"));
+        GoBinary server = GoBinary.open(dir.resolve("stripped/greeter-server"))) {
       assertThat(client.buildInfo().hasModuleInfo()).isFalse();
       OffsetsCatalog.BinaryVersions cv = OffsetsResolver.versions(client, OffsetsCatalog.embedded());
       assertThat(cv.grpc()).isEqualTo("v1.60.1");
@@ -85,7 +85,7 @@ class GopathInferenceIT {
     // its layouts match the newest observed releases: a newer grpc-go cannot be ruled out
     Path dir = build(OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC)
         .get(OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC).size() - 1));
-    try (GoBinary server = GoBinary.open(dir.resolve("greeter-server.stripped"))) {
+    try (GoBinary server = GoBinary.open(dir.resolve("stripped/greeter-server"))) {
       assertThat(OffsetsResolver.versions(server, OffsetsCatalog.embedded()).grpcRange()).isNull();
       OffsetsResolution s = OffsetsResolver.resolve(server);
       assertThat(s.attachable()).doesNotContain(Probe.LOOPY_WRITER_WRITE_HEADER);
