@@ -35,7 +35,9 @@ import picocli.CommandLine.Parameters;
     description = {
       "Inspects a Go binary (or the executable of a running process) and tells which spans gospan will produce:",
       "Go and module versions, each probed function's address, each offset the probes need and its source",
-      "(catalog, dwarf) or why it is missing. Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
+      "(catalog, dwarf; for a binary without module information, what grpc-go's version was inferred from and how",
+      "the value was checked) or why it is missing (a reason shared by several lines is printed once, with a count).",
+      "Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
       "2 when the path is not a regular file (a FIFO, socket, device or directory is refused without being opened).",
       "Text read from the binary is printed with non-printable characters escaped (\\x1b, \\u202e)."
     })
