@@ -66,6 +66,7 @@ public final class GoBinary implements AutoCloseable {
   private Pclntab pclntab;
   private Optional<ModuleData> moduleData;
   private DwarfData dwarf;
+  private Optional<io.gospan.offsets.pclntab.TypeLayouts> typeLayouts;
 
   private GoBinary(ElfFile elf) {
     this.elf = elf;
@@ -325,6 +326,34 @@ public final class GoBinary implements AutoCloseable {
     } catch (RuntimeException e) {
       throw corrupt("itab lookup", e);
     }
+  }
+
+  /**
+   * Struct layouts from the runtime type information ({@link io.gospan.offsets.pclntab.TypeLayouts}),
+   * read once; present in stripped binaries too.
+   *
+   * @return empty with no moduledata, no recognisable type data, or a development Go version (the
+   *     reason is not kept: callers say "not verifiable")
+   * @throws CorruptBinaryException the type data points outside the file
+   */
+  public synchronized Optional<io.gospan.offsets.pclntab.TypeLayouts> typeLayouts() throws GoBinaryException {
+    if (typeLayouts == null) {
+      typeLayouts = Optional.empty();
+      try {
+        int minor = buildInfo().goMinorVersion();
+        if (minor >= 0 && elf.section(".gopclntab").isPresent()) {
+          Optional<ModuleData> md = moduleData(pclntab());
+          Optional<ModuleData.ItabTable> table = md.isPresent() ? md.get().itabTable() : Optional.empty();
+          if (table.isPresent()) {
+            typeLayouts = Optional.of(io.gospan.offsets.pclntab.TypeLayouts.read(
+                elf, new long[] {table.get().types(), table.get().etypes()}, table.get().itablinks(), minor));
+          }
+        }
+      } catch (RuntimeException e) {
+        throw corrupt("runtime type information", e);
+      }
+    }
+    return typeLayouts;
   }
 
   private static ItabAddresses unavailable(String why) {

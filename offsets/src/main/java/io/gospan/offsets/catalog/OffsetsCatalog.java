@@ -3,6 +3,7 @@ package io.gospan.offsets.catalog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.GrpcUserAgent;
 import io.gospan.offsets.buildinfo.Module;
 import io.gospan.offsets.resolve.ArgLocation;
 import io.gospan.offsets.resolve.FieldValue;
@@ -19,6 +20,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The embedded offsets catalog: {@link ProbeField} values observed in real builds, keyed by the
@@ -167,9 +169,141 @@ public final class OffsetsCatalog {
     String module = keyModule(section);
     String what = module.equals(STD) ? "Go" : module.equals(GRPC) ? "grpc-go" : module;
     String version = versions.version(module);
+    if (version == null && module.equals(XNET) && versions.grpcInferredFrom() != null) {
+      return lookupAnyXnet(field, versions);
+    }
+    if (version == null && module.equals(GRPC) && versions.grpcRange() != null) {
+      return lookupRange(field, section, versions.grpcRange()).inferred("inferred from " + versions.grpcInferredFrom());
+    }
     if (version == null) {
       return Answer.none("no " + what + " version: " + versions.whyNoVersion(module), false);
     }
+    Answer answer = lookupAt(field, section, module, what, version, versions);
+    if (module.equals(GRPC) && versions.grpcInferredFrom() != null) {
+      return answer.inferred("inferred from " + versions.grpcInferredFrom());
+    }
+    return answer;
+  }
+
+  /**
+   * A field keyed by x/net when the binary's x/net version is unknown but its grpc-go version was
+   * inferred: a GOPATH build takes whatever x/net its builder had, so every catalogued x/net release
+   * is plausible; the catalog answers only when all of them agree.
+   */
+  private Answer lookupAnyXnet(ProbeField field, BinaryVersions versions) {
+    Section s = sections.get(XNET);
+    if (s == null || s.observed.isEmpty()) {
+      return Answer.none("the catalog has no " + XNET + " entries", false);
+    }
+    List<Entry> entries = s.fields.get(field.cName());
+    if (entries == null || entries.isEmpty()) {
+      return Answer.none("the catalog has no field " + field.cName() + " in " + XNET, false);
+    }
+    String range = s.observed.get(0) + " … " + s.observed.get(s.observed.size() - 1);
+    String unknown = "no " + XNET + " version (" + versions.whyNoVersion(XNET) + ")";
+    if (entries.size() > 1) {
+      StringBuilder changes = new StringBuilder();
+      for (Entry e : entries.subList(1, entries.size())) {
+        changes.append(changes.length() == 0 ? "" : ", ").append(e.since);
+      }
+      return Answer.none(unknown + " and the catalogued x/net releases differ on " + field.cName()
+          + " (changes at " + changes + "): not inferred", false);
+    }
+    Entry only = entries.get(0);
+    if (only.conflict) {
+      return Answer.none(unknown + " and builds disagree on " + field.cName() + ": not inferred", false);
+    }
+    String note = "inferred: x/net unknown, every catalogued x/net release (" + range + ") agrees";
+    if (only.value == null) {
+      return Answer.none("not in any catalogued x/net release (" + range + ")", true).inferred(note);
+    }
+    return Answer.of(toFieldValue(field, only.value)).inferred(note);
+  }
+
+  /**
+   * A grpc-go-keyed field when only a range of observed releases is known ({@link #grpcRange}): answered
+   * when the section's observations at both ends of the range carry the same entry (no change inside).
+   */
+  private Answer lookupRange(ProbeField field, String section, List<String> range) {
+    Section s = sections.get(section);
+    String low = range.get(0);
+    String high = range.get(1);
+    if (s == null || s.observed.isEmpty()) {
+      return Answer.none("the catalog has no " + section + " entries", false);
+    }
+    if (ModuleVersions.compare(low, s.observed.get(0)) < 0 || ModuleVersions.compare(high, s.observed.get(s.observed.size() - 1)) > 0) {
+      return Answer.none("grpc-go " + low + " … " + high + " reaches outside the catalog's " + section + " observations", false);
+    }
+    List<Entry> entries = s.fields.get(field.cName());
+    if (entries == null) {
+      return Answer.none("the catalog has no field " + field.cName() + " in " + section, false);
+    }
+    Entry a = at(entries, low);
+    Entry b = at(entries, high);
+    if (a == null || a != b) {
+      return Answer.none("grpc-go " + low + " … " + high + ": " + field.cName() + " changes inside that range", false);
+    }
+    if (a.conflict) {
+      return Answer.none("builds with grpc-go " + a.since + " disagree on " + field.cName(), false);
+    }
+    if (a.value == null) {
+      return Answer.none("not in grpc-go " + low + " … " + high + " (catalog)", true);
+    }
+    return Answer.of(toFieldValue(field, a.value));
+  }
+
+  /**
+   * The observed grpc-go releases whose struct members all equal a binary's (from its runtime type
+   * information), for a binary that names no grpc-go version.
+   *
+   * @param layout per grpc-go struct member field: its offset in the binary, {@code OptionalLong.empty()}
+   *     when the binary's struct lacks it; fields whose struct the binary does not show are left out
+   * @return {@code [low, high]}: a contiguous run of observed releases with an observed release on each
+   *     side that does not match (so the binary's release lies strictly between those two); empty when
+   *     fewer than three members are known, no run matches, the matches are not contiguous, or the run
+   *     reaches the oldest or newest observed release (an older or newer grpc-go cannot be ruled out)
+   */
+  public Optional<List<String>> grpcRange(Map<ProbeField, java.util.OptionalLong> layout) {
+    Section s = sections.get(GRPC);
+    if (s == null || layout.size() < 3) {
+      return Optional.empty();
+    }
+    int first = -1;
+    int last = -1;
+    for (int i = 0; i < s.observed.size(); i++) {
+      String o = s.observed.get(i);
+      boolean match = true;
+      for (Map.Entry<ProbeField, java.util.OptionalLong> f : layout.entrySet()) {
+        List<Entry> entries = s.fields.get(f.getKey().cName());
+        Entry e = entries == null ? null : at(entries, o);
+        if (e == null || e.conflict) {
+          match = false;
+          break;
+        }
+        Long want = f.getValue().isPresent() ? f.getValue().getAsLong() : null;
+        Long have = e.value == null ? null : ((Number) e.value).longValue();
+        if (!Objects.equals(want, have)) {
+          match = false;
+          break;
+        }
+      }
+      if (match) {
+        if (last >= 0 && last != i - 1) {
+          return Optional.empty(); // not contiguous: the layout went back and forth
+        }
+        if (first < 0) {
+          first = i;
+        }
+        last = i;
+      }
+    }
+    if (first <= 0 || last < 0 || last >= s.observed.size() - 1) {
+      return Optional.empty();
+    }
+    return Optional.of(List.of(s.observed.get(first), s.observed.get(last)));
+  }
+
+  private Answer lookupAt(ProbeField field, String section, String module, String what, String version, BinaryVersions versions) {
     String shown = module.equals(STD) ? versions.goVersion() : version;
     Section s = sections.get(section);
     if (s == null || s.observed.isEmpty()) {
@@ -201,8 +335,13 @@ public final class OffsetsCatalog {
     Entry a = at(entries, lo);
     Entry b = at(entries, hi);
     if (a != b) {
-      return Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
+      Answer none = Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
           + display(module, hi) + ", whose " + field.cName() + " differ", false);
+      if (a != null && b != null && !a.conflict && !b.conflict && field.kind() != ProbeField.Kind.ARGUMENT) {
+        return new Answer(null, none.reason(), false, null, new Between(display(module, lo), a.value == null ? null : ((Number) a.value).longValue(),
+            display(module, hi), b.value == null ? null : ((Number) b.value).longValue()));
+      }
+      return none;
     }
     if (a == null) {
       return Answer.none("the catalog has no " + field.cName() + " entry for " + what + " " + shown, false);
@@ -259,14 +398,46 @@ public final class OffsetsCatalog {
    * @param value the value, or null
    * @param reason why there is no value
    * @param absent true when the catalog knows the field does not exist in that version
+   * @param inferred null when the keying version comes from the build info; else what it was inferred
+   *     from ("inferred from grpc-go user agent grpc-go/1.33.3"), to be checked against the binary
+   * @param between for a struct member or size with no value because the version lies between two
+   *     observations that differ: those two, else null
    */
-  public record Answer(FieldValue value, String reason, boolean absent) {
+  public record Answer(FieldValue value, String reason, boolean absent, String inferred, Between between) {
+    /** An answer from versions the build info records. */
+    public Answer(FieldValue value, String reason, boolean absent) {
+      this(value, reason, absent, null, null);
+    }
+
+    public Answer(FieldValue value, String reason, boolean absent, String inferred) {
+      this(value, reason, absent, inferred, null);
+    }
+
     public static Answer of(FieldValue v) {
       return new Answer(v, null, false);
     }
 
     public static Answer none(String reason, boolean absent) {
       return new Answer(null, reason, absent);
+    }
+
+    /** This answer, noted as resting on an inferred version ({@code inferred}: from what, for people). */
+    public Answer inferred(String from) {
+      return new Answer(value, reason, absent, from, between);
+    }
+  }
+
+  /**
+   * The two observations around a version when they differ on a struct member or size: the binary's
+   * value is one of them (or a third one), which the binary's runtime type information can tell.
+   *
+   * @param lowValue bytes, null when the member does not exist at {@code low}
+   * @param highValue bytes, null when the member does not exist at {@code high}
+   */
+  public record Between(String low, Long lowValue, String high, Long highValue) {
+    /** Whether one of the two observations has this value (null: the member does not exist). */
+    public boolean observed(Long value) {
+      return Objects.equals(value, lowValue) || Objects.equals(value, highValue);
     }
   }
 
@@ -278,8 +449,58 @@ public final class OffsetsCatalog {
    * @param goVersion the toolchain, e.g. {@code go1.22.12}
    * @param registerAbi Go ≥ 1.17 (arguments in registers)
    * @param whyNot per module, why its version is unknown
+   * @param grpcInferredFrom null when grpc-go's version is the build info's; else what it was inferred
+   *     from ({@code "grpc-go user agent grpc-go/1.33.3"}): the binary has no module information
+   * @param grpcRange when grpc-go's release is known only as a range of observed releases {@code [low,
+   *     high]} ({@link #withGrpcRange}), else null; {@code grpc} is then null
    */
-  public record BinaryVersions(String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot) {
+  public record BinaryVersions(
+      String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot, String grpcInferredFrom,
+      List<String> grpcRange) {
+    /** Versions from the build info alone. */
+    public BinaryVersions(String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot) {
+      this(grpc, xnet, goVersion, registerAbi, whyNot, null, null);
+    }
+
+    public BinaryVersions(
+        String grpc, String xnet, String goVersion, boolean registerAbi, Map<String, String> whyNot, String grpcInferredFrom) {
+      this(grpc, xnet, goVersion, registerAbi, whyNot, grpcInferredFrom, null);
+    }
+
+    /**
+     * These versions (of a binary without module information and without a grpc-go user agent),
+     * with grpc-go's release narrowed to an observed range by the binary's struct layouts
+     * ({@link OffsetsCatalog#grpcRange}).
+     */
+    public BinaryVersions withGrpcRange(List<String> range) {
+      Map<String, String> why = new HashMap<>(whyNot);
+      why.remove(GRPC);
+      return new BinaryVersions(null, xnet, goVersion, registerAbi, Map.copyOf(why),
+          "grpc-go's struct layouts in the runtime type information (they match releases " + range.get(0) + " … " + range.get(1) + ")",
+          List.copyOf(range));
+    }
+
+    /**
+     * The versions of a binary from its build info; without module information (a GOPATH build),
+     * grpc-go's version from its user agent when that names a release.
+     *
+     * @param userAgent what {@link GrpcUserAgent#find} found; null when not looked for
+     */
+    public static BinaryVersions of(BuildInfo info, boolean registerAbi, GrpcUserAgent.Found userAgent) {
+      BinaryVersions v = of(info, registerAbi);
+      if (info.hasModuleInfo() || userAgent == null) {
+        return v;
+      }
+      Map<String, String> why = new HashMap<>(v.whyNot());
+      if (userAgent.version() == null) {
+        why.put(GRPC, why.get(GRPC) + "; " + userAgent.reason());
+        return new BinaryVersions(null, null, v.goVersion(), registerAbi, Map.copyOf(why));
+      }
+      why.remove(GRPC);
+      return new BinaryVersions(userAgent.version(), null, v.goVersion(), registerAbi, Map.copyOf(why),
+          "grpc-go user agent " + userAgent.text());
+    }
+
     /** The versions of a binary from its build info. */
     public static BinaryVersions of(BuildInfo info, boolean registerAbi) {
       Map<String, String> why = new HashMap<>();

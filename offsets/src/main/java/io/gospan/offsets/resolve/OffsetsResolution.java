@@ -16,14 +16,19 @@ import java.util.Set;
  * @param missing unresolved fields with the reason
  * @param functions entry of each probed function found in the binary
  * @param mismatches fields where the catalog and the DWARF disagreed, with both values and the winner
+ * @param notes resolved fields whose catalog value rests on an inferred version: from what it was
+ *     inferred and how it was checked against the binary ("inferred from grpc-go user agent
+ *     grpc-go/1.33.3; matches the runtime type information")
  */
 public record OffsetsResolution(
     Map<ProbeField, FieldValue> values,
     Map<ProbeField, String> missing,
     Map<Probe, GoFunction> functions,
-    Map<ProbeField, String> mismatches) {
+    Map<ProbeField, String> mismatches,
+    Map<ProbeField, String> notes) {
 
   public OffsetsResolution {
+    notes = Collections.unmodifiableMap(new LinkedHashMap<>(notes));
     values = Collections.unmodifiableMap(new EnumMap<>(values.isEmpty() ? new EnumMap<>(ProbeField.class) : values));
     missing = Collections.unmodifiableMap(new LinkedHashMap<>(missing));
     functions = Collections.unmodifiableMap(functions.isEmpty() ? new EnumMap<>(Probe.class) : new EnumMap<>(functions));
@@ -32,7 +37,18 @@ public record OffsetsResolution(
 
   public OffsetsResolution(
       Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing, Map<Probe, GoFunction> functions) {
-    this(values, missing, functions, Map.of());
+    this(values, missing, functions, Map.of(), Map.of());
+  }
+
+  public OffsetsResolution(
+      Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing, Map<Probe, GoFunction> functions,
+      Map<ProbeField, String> mismatches) {
+    this(values, missing, functions, mismatches, Map.of());
+  }
+
+  /** Whether some value rests on a version inferred without module information ({@link #notes()}). */
+  public boolean inferred() {
+    return !notes.isEmpty();
   }
 
   /**

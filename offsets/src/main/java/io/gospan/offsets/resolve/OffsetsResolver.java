@@ -9,6 +9,9 @@ import io.gospan.offsets.catalog.OffsetsCatalog;
 import io.gospan.offsets.dwarf.FunctionParameters;
 import io.gospan.offsets.dwarf.Parameter;
 import io.gospan.offsets.dwarf.Piece;
+import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.buildinfo.GrpcUserAgent;
+import io.gospan.offsets.pclntab.TypeLayouts;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -27,9 +30,13 @@ import org.slf4j.LoggerFactory;
  * refused. Itab addresses are per binary: the symbol table or, in stripped binaries, the
  * runtime's itablinks.
  *
- * <p>Binaries without usable module versions (GOPATH builds, replaced modules, development
- * toolchains) resolve from DWARF only; stripped as well, they are unsupported (matching
- * catalog entries by the probed functions' signatures in pclntab is future work).
+ * <p>Binaries without module information (GOPATH builds) key the catalog by the grpc-go version
+ * in grpc-go's user agent ({@link GrpcUserAgent}); x/net fields only where every catalogued x/net
+ * release agrees; each such struct member and size is checked against the binary's runtime type
+ * information before it is trusted, and noted ({@link OffsetsResolution#notes()}). A version between
+ * two observations that differ on a struct member is settled by the runtime type information when it
+ * shows one of the two observed values. Replaced modules and development toolchains resolve from
+ * DWARF only; stripped as well, they are unsupported.
  */
 public final class OffsetsResolver {
   private static final Logger LOG = LoggerFactory.getLogger(OffsetsResolver.class);
@@ -65,6 +72,7 @@ public final class OffsetsResolver {
     Map<ProbeField, String> missing = new LinkedHashMap<>();
     Map<ProbeField, String> mismatches = new LinkedHashMap<>();
     Map<Probe, GoFunction> functions = new EnumMap<>(Probe.class);
+    Map<ProbeField, String> notes = new EnumMap<>(ProbeField.class);
 
     List<String> names = new ArrayList<>();
     for (Probe p : Probe.values()) {
@@ -83,7 +91,7 @@ public final class OffsetsResolver {
       OffsetsCatalog.BinaryVersions versions = null;
       String noVersions = null;
       try {
-        versions = OffsetsCatalog.BinaryVersions.of(binary.buildInfo(), binary.usesRegisterAbi());
+        versions = versions(binary, catalog);
       } catch (GoBinaryException e) {
         noVersions = "no module versions (unreadable build info: " + e.getMessage() + ")";
       }
@@ -91,6 +99,12 @@ public final class OffsetsResolver {
         if (field.kind() != ProbeField.Kind.ITAB) {
           answers.put(field, versions != null ? catalog.lookup(field, versions) : OffsetsCatalog.Answer.none(noVersions, false));
         }
+      }
+      if (versions != null && versions.grpcInferredFrom() != null) {
+        checkInferred(binary, answers, functions, notes);
+      }
+      if (answers.values().stream().anyMatch(a -> a.between() != null)) {
+        settleBetween(binary, answers, notes);
       }
     }
     GoBinary.Dwarf dwarf = null;
@@ -135,7 +149,133 @@ public final class OffsetsResolver {
         missing.put(field, missingReason(answer, dm.get(field), dwarf == null));
       }
     }
-    return new OffsetsResolution(values, missing, functions, mismatches);
+    notes.keySet().retainAll(values.keySet());
+    return new OffsetsResolution(values, missing, functions, mismatches, notes);
+  }
+
+  /**
+   * The versions keying the catalog: the build info's; without module information, grpc-go's from
+   * its user agent ({@link GrpcUserAgent}).
+   */
+  public static OffsetsCatalog.BinaryVersions versions(GoBinary binary, OffsetsCatalog catalog) throws GoBinaryException {
+    BuildInfo info = binary.buildInfo();
+    GrpcUserAgent.Found ua = info.hasModuleInfo() ? null : GrpcUserAgent.find(binary.elf());
+    OffsetsCatalog.BinaryVersions v = OffsetsCatalog.BinaryVersions.of(info, binary.usesRegisterAbi(), ua);
+    if (!info.hasModuleInfo() && v.grpc() == null && ua != null && ua.text() == null) {
+      // no user agent at all (a server-only program): grpc-go's struct layouts narrow its release
+      Optional<TypeLayouts> layouts = binary.typeLayouts();
+      if (layouts.isPresent()) {
+        Map<ProbeField, OptionalLong> layout = new EnumMap<>(ProbeField.class);
+        for (ProbeField f : ProbeField.values()) {
+          if (f.kind() == ProbeField.Kind.MEMBER && f.catalogued() && OffsetsCatalog.GRPC.equals(OffsetsCatalog.section(f, true))) {
+            layouts.get().memberOffset(f.path()).ifPresent(off -> layout.put(f, off));
+          }
+        }
+        Optional<List<String>> range = catalog.grpcRange(layout);
+        if (range.isPresent()) {
+          return v.withGrpcRange(range.get());
+        }
+      }
+    }
+    return v;
+  }
+
+  /**
+   * A version between two catalog observations that differ on a struct member (an uncatalogued patch
+   * release, e.g. grpc-go v1.34.2 between v1.34.0 and v1.35.0): the binary's runtime type information
+   * gives the member's offset; when that equals one of the two observed values, the field is answered
+   * with it (source catalog, noted); any other value, or no runtime type, leaves it unanswered.
+   */
+  private static void settleBetween(
+      GoBinary binary, Map<ProbeField, OffsetsCatalog.Answer> answers, Map<ProbeField, String> notes) throws GoBinaryException {
+    Optional<TypeLayouts> layouts = binary.typeLayouts();
+    if (layouts.isEmpty()) {
+      return;
+    }
+    for (Map.Entry<ProbeField, OffsetsCatalog.Answer> e : answers.entrySet()) {
+      OffsetsCatalog.Answer a = e.getValue();
+      OffsetsCatalog.Between b = a.between();
+      ProbeField field = e.getKey();
+      if (b == null) {
+        continue;
+      }
+      Optional<OptionalLong> actual = Optional.empty();
+      if (field.kind() == ProbeField.Kind.MEMBER) {
+        actual = layouts.get().memberOffset(field.path());
+      } else if (field.kind() == ProbeField.Kind.SIZE) {
+        TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
+        actual = st == null ? Optional.empty() : Optional.of(OptionalLong.of(st.size()));
+      }
+      if (actual.isEmpty()) {
+        continue;
+      }
+      Long v = actual.get().isPresent() ? actual.get().getAsLong() : null;
+      String prefix = a.inferred() == null ? "" : a.inferred() + "; ";
+      if (!b.observed(v)) {
+        e.setValue(OffsetsCatalog.Answer.none(a.reason() + "; the binary's runtime type information says "
+            + (v == null ? "no such member" : v) + ", neither observed value", false));
+        continue;
+      }
+      String note = prefix + "between catalogued " + b.low() + " (" + (b.lowValue() == null ? "absent" : b.lowValue()) + ") and "
+          + b.high() + " (" + (b.highValue() == null ? "absent" : b.highValue()) + "): the runtime type information says "
+          + (v == null ? "absent" : v);
+      if (v == null) {
+        e.setValue(OffsetsCatalog.Answer.none(note, true));
+      } else {
+        e.setValue(new OffsetsCatalog.Answer(new FieldValue(null, v, FieldValue.Source.CATALOG), null, false, a.inferred()));
+        notes.put(field, note);
+      }
+    }
+  }
+
+  /**
+   * Checks catalog answers that rest on an inferred version against the binary before they are
+   * trusted: a struct member or size against the runtime type information (a contradiction drops the
+   * answer, with both values); an argument location only by its function being in pclntab (its
+   * registers or stack slots cannot be read from a stripped binary). Each kept answer gets a note
+   * saying what it was inferred from and how it was checked.
+   */
+  private static void checkInferred(
+      GoBinary binary, Map<ProbeField, OffsetsCatalog.Answer> answers, Map<Probe, GoFunction> functions,
+      Map<ProbeField, String> notes) throws GoBinaryException {
+    Optional<TypeLayouts> layouts = binary.typeLayouts();
+    for (Map.Entry<ProbeField, OffsetsCatalog.Answer> e : answers.entrySet()) {
+      ProbeField field = e.getKey();
+      OffsetsCatalog.Answer a = e.getValue();
+      if (a.inferred() == null || a.value() == null && !a.absent()) {
+        continue;
+      }
+      String check;
+      Optional<OptionalLong> actual = Optional.empty();
+      if (field.kind() == ProbeField.Kind.MEMBER && layouts.isPresent()) {
+        actual = layouts.get().memberOffset(field.path());
+      } else if (field.kind() == ProbeField.Kind.SIZE && layouts.isPresent()) {
+        TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
+        actual = st == null ? Optional.empty() : Optional.of(OptionalLong.of(st.size()));
+      }
+      if (field.kind() == ProbeField.Kind.ARGUMENT) {
+        if (!functions.containsKey(field.probe())) {
+          continue; // the probe is refused for its missing function anyway
+        }
+        check = "function in pclntab; register/stack slot not checkable without DWARF";
+      } else if (layouts.isEmpty()) {
+        check = "not checked: no runtime type information";
+      } else if (actual.isEmpty()) {
+        check = "not checked: " + field.path().get(0) + " not in the runtime type information";
+      } else {
+        OptionalLong v = actual.get();
+        boolean agrees = a.value() == null ? v.isEmpty() : v.isPresent() && v.getAsLong() == a.value().value();
+        if (!agrees) {
+          String catalogSays = a.value() == null ? "no such member" : Long.toString(a.value().value());
+          String binarySays = v.isEmpty() ? "no such member" : Long.toString(v.getAsLong());
+          e.setValue(OffsetsCatalog.Answer.none(a.inferred() + ": the catalog says " + catalogSays
+              + ", the binary's runtime type information says " + binarySays + ": not trusted", false));
+          continue;
+        }
+        check = "matches the runtime type information";
+      }
+      notes.put(field, a.inferred() + "; " + check);
+    }
   }
 
   private static boolean sameValue(FieldValue a, FieldValue b) {

@@ -132,4 +132,102 @@ class OffsetsCatalogTest {
     assertThat(v.version(OffsetsCatalog.STD)).isNull();
     assertThat(v.whyNoVersion(OffsetsCatalog.STD)).contains("devel go1.27");
   }
+
+  private static final String XNET_CATALOG = """
+      {"format": 1, "sections": {
+        "google.golang.org/grpc": {"observed": ["v1.30.0", "v1.34.0", "v1.35.0"], "fields": {
+          "http2_client_conn": [{"since": "v1.30.0", "value": 72}, {"since": "v1.35.0", "value": 64}]}},
+        "golang.org/x/net": {"observed": ["v0.0.0-20190311183353-d8887717615a", "v0.4.0", "v0.62.0"], "fields": {
+          "header_field_size": [{"since": "v0.0.0-20190311183353-d8887717615a", "value": 40}],
+          "meta_headers_frame_fields": [{"since": "v0.0.0-20190311183353-d8887717615a", "value": 8}, {"since": "v0.4.0", "value": 16}]}}}}
+      """;
+
+  @Test
+  void aGopathBuildIsKeyedByTheGrpcVersionOfItsUserAgentAndEveryXnetReleaseMustAgree() throws Exception {
+    OffsetsCatalog c = OffsetsCatalog.parse(new ByteArrayInputStream(XNET_CATALOG.getBytes(StandardCharsets.UTF_8)));
+    BuildInfo gopath = new BuildInfo("go1.19.8", "", Optional.empty(), List.of(), List.of());
+    OffsetsCatalog.BinaryVersions v = OffsetsCatalog.BinaryVersions.of(gopath, true,
+        new io.gospan.offsets.buildinfo.GrpcUserAgent.Found("v1.33.3", "grpc-go/1.33.3", null));
+    assertThat(v.grpc()).isEqualTo("v1.33.3");
+    assertThat(v.xnet()).isNull();
+    assertThat(v.grpcInferredFrom()).isEqualTo("grpc-go user agent grpc-go/1.33.3");
+
+    OffsetsCatalog.Answer grpc = c.lookup(ProbeField.HTTP2_CLIENT_CONN, v);
+    assertThat(grpc.value().value()).isEqualTo(72);
+    assertThat(grpc.inferred()).isEqualTo("inferred from grpc-go user agent grpc-go/1.33.3");
+
+    OffsetsCatalog.Answer agreed = c.lookup(ProbeField.HEADER_FIELD_SIZE, v);
+    assertThat(agreed.value().value()).isEqualTo(40);
+    assertThat(agreed.inferred()).contains("every catalogued x/net release").contains("v0.62.0");
+
+    OffsetsCatalog.Answer differ = c.lookup(ProbeField.META_HEADERS_FRAME_FIELDS, v);
+    assertThat(differ.value()).isNull();
+    assertThat(differ.reason()).contains("differ on meta_headers_frame_fields").contains("v0.4.0").contains("not inferred");
+
+    // a user agent that names no release: nothing inferred, and the reason says both
+    OffsetsCatalog.BinaryVersions dev = OffsetsCatalog.BinaryVersions.of(gopath, true,
+        new io.gospan.offsets.buildinfo.GrpcUserAgent.Found(null, "grpc-go/1.34.0-dev", "a development build"));
+    assertThat(dev.grpc()).isNull();
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, dev).reason()).contains("GOPATH build").contains("a development build");
+    assertThat(c.lookup(ProbeField.HEADER_FIELD_SIZE, dev).value()).isNull();
+
+    // a module build never takes the user agent
+    Module main = new Module("example.com/app", "(devel)", "", Optional.empty());
+    BuildInfo mod = new BuildInfo("go1.22.12", "example.com/app", Optional.of(main),
+        List.of(new Module("google.golang.org/grpc", "v1.35.0", "", Optional.empty())), List.of());
+    OffsetsCatalog.BinaryVersions m = OffsetsCatalog.BinaryVersions.of(mod, true,
+        new io.gospan.offsets.buildinfo.GrpcUserAgent.Found("v1.33.3", "grpc-go/1.33.3", null));
+    assertThat(m.grpc()).isEqualTo("v1.35.0");
+    assertThat(m.grpcInferredFrom()).isNull();
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, m).inferred()).isNull();
+  }
+
+  @Test
+  void theEmbeddedCatalogCoversGrpcPatchReleasesAroundAChange() {
+    // issue 17: v1.34.2 lay between catalogued v1.34.0 and v1.35.0, whose http2_client_conn differ
+    OffsetsCatalog c = OffsetsCatalog.embedded();
+    for (String v : List.of("v1.34.1", "v1.34.2", "v1.33.3")) {
+      OffsetsCatalog.Answer a = c.lookup(ProbeField.HTTP2_CLIENT_CONN, versions(v, "go1.21.13", true));
+      assertThat(a.value()).as("%s: %s", v, a.reason()).isNotNull();
+      assertThat(c.lookup(ProbeField.SERVER_OPERATE_HEADERS_FRAME, versions(v, "go1.16.15", false)).value()).as(v).isNotNull();
+    }
+  }
+
+  @Test
+  void structLayoutsNarrowGrpcToABoundedRunOfObservedReleases() throws Exception {
+    String json = """
+        {"format": 1, "sections": {
+          "google.golang.org/grpc": {"observed": ["v1.30.0", "v1.34.0", "v1.35.0", "v1.40.0", "v1.50.0", "v1.60.0"], "fields": {
+            "http2_client_conn": [{"since": "v1.30.0", "value": 72}, {"since": "v1.35.0", "value": 64}, {"since": "v1.60.0", "value": 128}],
+            "http2_server_conn": [{"since": "v1.30.0", "value": 32}],
+            "loopy_writer_conn": [{"since": "v1.30.0", "value": null}, {"since": "v1.50.0", "value": 80}]}},
+          "arguments/register": {"observed": ["v1.30.0", "v1.40.0", "v1.60.0"], "fields": {
+            "write_header_l": [{"since": "v1.30.0", "value": "reg:0"}],
+            "server_operate_headers_frame": [{"since": "v1.30.0", "value": "reg:3"}, {"since": "v1.40.0", "value": "reg:5"}]}}}}
+        """;
+    OffsetsCatalog c = OffsetsCatalog.parse(new ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8)));
+    java.util.Map<ProbeField, java.util.OptionalLong> layout = new java.util.EnumMap<>(ProbeField.class);
+    layout.put(ProbeField.HTTP2_CLIENT_CONN, java.util.OptionalLong.of(64));
+    layout.put(ProbeField.HTTP2_SERVER_CONN, java.util.OptionalLong.of(32));
+    layout.put(ProbeField.LOOPY_WRITER_CONN, java.util.OptionalLong.empty());
+    assertThat(c.grpcRange(layout)).contains(List.of("v1.35.0", "v1.40.0"));
+
+    BuildInfo gopath = new BuildInfo("go1.22.12", "", Optional.empty(), List.of(), List.of());
+    OffsetsCatalog.BinaryVersions v = OffsetsCatalog.BinaryVersions.of(gopath, true).withGrpcRange(List.of("v1.35.0", "v1.40.0"));
+    assertThat(c.lookup(ProbeField.WRITE_HEADER_L, v).value().location()).isEqualTo(ArgLocation.inRegister(0));
+    assertThat(c.lookup(ProbeField.WRITE_HEADER_L, v).inferred()).contains("struct layouts").contains("v1.35.0 … v1.40.0");
+    OffsetsCatalog.Answer changes = c.lookup(ProbeField.SERVER_OPERATE_HEADERS_FRAME, v);
+    assertThat(changes.value()).as("reg:3 before v1.40.0, reg:5 from it: unknown inside the run").isNull();
+    assertThat(changes.reason()).contains("changes inside that range");
+
+    // the newest observed layout: a newer grpc-go cannot be ruled out
+    layout.put(ProbeField.HTTP2_CLIENT_CONN, java.util.OptionalLong.of(128));
+    layout.put(ProbeField.LOOPY_WRITER_CONN, java.util.OptionalLong.of(80));
+    assertThat(c.grpcRange(layout)).isEmpty();
+    // no observed release has this layout
+    layout.put(ProbeField.HTTP2_CLIENT_CONN, java.util.OptionalLong.of(8));
+    assertThat(c.grpcRange(layout)).isEmpty();
+    // too few members known to say anything
+    assertThat(c.grpcRange(java.util.Map.of(ProbeField.HTTP2_SERVER_CONN, java.util.OptionalLong.of(32)))).isEmpty();
+  }
 }

@@ -18,7 +18,9 @@ import java.io.PrintStream;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -33,8 +35,10 @@ import picocli.CommandLine.Parameters;
     description = {
       "Inspects a Go binary (or the executable of a running process) and tells which spans gospan will produce:",
       "Go and module versions, each probed function's address, each offset the probes need and its source",
-      "(catalog, dwarf) or why it is missing, and whether the calls the binary makes while serving one are linked to it",
-      "(in-process propagation). Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
+      "(catalog, dwarf; for a binary without module information, what grpc-go's version was inferred from and how",
+      "the value was checked) or why it is missing (a reason shared by several lines is printed once, with a count),",
+      "and whether the calls the binary makes while serving one are linked to it (in-process propagation).",
+      "Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
       "2 when the path is not a regular file (a FIFO, socket, device or directory is refused without being opened).",
       "Text read from the binary is printed with non-printable characters escaped (\\x1b, \\u202e)."
     })
@@ -102,25 +106,42 @@ public final class InspectCommand implements Callable<Integer> {
       out.println("x/net:    " + esc(inspection.xnetVersion().orElse("not linked")));
     } else {
       out.println("modules:  none recorded (GOPATH build): versions unknown");
+      if (inspection.grpcInferredFrom().isPresent()) {
+        out.println("grpc-go:  " + esc(inspection.grpcVersion().orElse("?")) + " (inferred from "
+            + esc(inspection.grpcInferredFrom().get()) + ")");
+        out.println("x/net:    unknown: its fields are inferred only where every catalogued x/net release agrees");
+      } else if (inspection.grpcNotInferred().isPresent()) {
+        out.println("grpc-go:  unknown: " + esc(inspection.grpcNotInferred().get()));
+      }
     }
     Optional<OffsetsResolution> resolution = inspection.resolution();
     if (resolution.isPresent()) {
       OffsetsResolution r = resolution.get();
       out.println("probes:");
+      Reasons refusals = new Reasons("probes");
+      inspection.plans().values().forEach(plan -> refusals.count(Reasons.tail(plan.reason())));
       for (BinaryInspection.ProbePlan plan : inspection.plans().values()) {
         Probe p = plan.probe();
         GoFunction f = plan.function();
         String where = f == null ? "not in binary" : String.format("0x%x (file offset 0x%x, from %s)", f.entry(), f.fileOffset(), f.source().name().toLowerCase(Locale.ROOT));
-        out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), p.function(), where, plan.reason() == null ? "will attach" : "refused: " + esc(plan.reason()));
+        out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), p.function(), where,
+            plan.reason() == null ? "will attach" : refusals.say("refused: " + Reasons.head(plan.reason()), Reasons.tail(plan.reason()), ""));
       }
       out.println("offsets:");
+      Reasons missing = new Reasons("fields");
+      for (ProbeField field : ProbeField.values()) {
+        if (!r.values().containsKey(field)) {
+          missing.count(r.missing().getOrDefault(field, "unknown"));
+        }
+      }
       for (ProbeField field : ProbeField.values()) {
         FieldValue v = r.values().get(field);
         String value;
         if (v == null) {
-          value = "missing: " + esc(r.missing().getOrDefault(field, "unknown")) + (field.optional() ? " (optional)" : "");
+          value = missing.say("missing", r.missing().getOrDefault(field, "unknown"), field.optional() ? " (optional)" : "");
         } else {
-          value = show(field, v) + " (" + v.source().name().toLowerCase(Locale.ROOT) + ")";
+          String note = r.notes().get(field);
+          value = show(field, v) + " (" + v.source().name().toLowerCase(Locale.ROOT) + (note == null ? "" : ", " + esc(note)) + ")";
         }
         out.printf("  %-34s %s%n", field.cName(), value);
       }
@@ -139,6 +160,58 @@ public final class InspectCommand implements Callable<Integer> {
         + serveHttp(inspection.serveHttp(Probe.HttpServer.NETHTTP)));
     out.println("calls linked inside the process: " + esc(inspection.inProcessLinking()));
     return ExitCodes.OK;
+  }
+
+  /**
+   * A reason said once: the first line with it prints it in full with how many lines share it and
+   * a tag ({@code missing [2, 14 fields]: ...}); the later ones only the tag ({@code missing [2]}).
+   */
+  private static final class Reasons {
+    private final String what;
+    private final Map<String, Integer> counts = new HashMap<>();
+    private final Map<String, Integer> tags = new HashMap<>();
+
+    Reasons(String what) {
+      this.what = what;
+    }
+
+    private static final String UNRESOLVED = " unresolved";
+
+    /** "f unresolved: why" -> "f unresolved"; else "". */
+    static String head(String reason) {
+      int i = reason.indexOf(UNRESOLVED + ": ");
+      return i < 0 ? "" : reason.substring(0, i + UNRESOLVED.length());
+    }
+
+    /** "f unresolved: why" -> "why": the part probes share. */
+    static String tail(String reason) {
+      if (reason == null) {
+        return null;
+      }
+      int i = reason.indexOf(UNRESOLVED + ": ");
+      return i < 0 ? reason : reason.substring(i + UNRESOLVED.length() + 2);
+    }
+
+    void count(String reason) {
+      if (reason != null) {
+        counts.merge(reason, 1, Integer::sum);
+      }
+    }
+
+    String say(String verb, String reason, String suffix) {
+      int n = counts.getOrDefault(reason, 1);
+      verb = verb.endsWith(": ") ? verb.substring(0, verb.length() - 2) : verb;
+      if (n < 2) {
+        return verb + ": " + esc(reason) + suffix;
+      }
+      Integer tag = tags.get(reason);
+      if (tag != null) {
+        return verb + " [" + tag + "]" + suffix;
+      }
+      tag = tags.size() + 1;
+      tags.put(reason, tag);
+      return verb + " [" + tag + ", " + n + " " + what + "]: " + esc(reason) + suffix;
+    }
   }
 
   private static boolean serveHttpOnly(BinaryInspection inspection) {

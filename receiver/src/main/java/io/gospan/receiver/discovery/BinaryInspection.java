@@ -95,6 +95,8 @@ public final class BinaryInspection {
   private final boolean registerAbi;
   private final boolean moduleInfo;
   private final Optional<String> grpcVersion;
+  private final Optional<String> grpcInferredFrom;
+  private final String grpcNotInferred;
   private final Optional<String> xnetVersion;
   private final OffsetsResolution resolution;
   private final Optional<long[]> readOnlyData;
@@ -102,7 +104,7 @@ public final class BinaryInspection {
 
   private BinaryInspection(
       Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, Optional<long[]> readOnlyData,
-      Map<Probe, Object> returns) {
+      Map<Probe, Object> returns, OffsetsCatalog.BinaryVersions versions) {
     this.path = path;
     this.goVersion = Printable.escape(info.goVersion());
     this.registerAbi = registerAbi;
@@ -110,6 +112,19 @@ public final class BinaryInspection {
     Optional<String> grpc = info.dependency("google.golang.org/grpc").map(Module::effectiveVersion).map(Printable::escape);
     if (grpc.isEmpty() && info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false)) {
       grpc = Optional.of("(main module)");
+    }
+    if (!moduleInfo && versions != null) {
+      this.grpcInferredFrom = Optional.ofNullable(versions.grpcInferredFrom()).map(Printable::escape);
+      this.grpcNotInferred = versions.grpc() == null && versions.grpcRange() == null
+          ? Printable.escape(versions.whyNoVersion(OffsetsCatalog.GRPC)) : null;
+      if (versions.grpc() != null) {
+        grpc = Optional.of(Printable.escape(versions.grpc()));
+      } else if (versions.grpcRange() != null) {
+        grpc = Optional.of(Printable.escape(versions.grpcRange().get(0) + " … " + versions.grpcRange().get(1)));
+      }
+    } else {
+      this.grpcInferredFrom = Optional.empty();
+      this.grpcNotInferred = null;
     }
     this.grpcVersion = grpc;
     this.xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion).map(Printable::escape);
@@ -218,8 +233,16 @@ public final class BinaryInspection {
         || info.dependency("google.golang.org/grpc").isPresent()
         || info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false);
     OffsetsResolution r = grpcLinked ? OffsetsResolver.resolve(b, OffsetsCatalog.embedded(), preference) : null;
+    OffsetsCatalog.BinaryVersions versions = null;
+    if (!info.hasModuleInfo()) {
+      try {
+        versions = OffsetsResolver.versions(b, OffsetsCatalog.embedded()); // grpc-go's version inferred
+      } catch (GoBinaryException e) {
+        // the resolution above reported the same failure per field
+      }
+    }
     return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? b.elf().readOnlyData() : Optional.empty(),
-        returns(b, r));
+        returns(b, r), versions);
   }
 
   /** The path inspected. */
@@ -253,6 +276,20 @@ public final class BinaryInspection {
   /** golang.org/x/net's module version; empty when not linked or without module information. */
   public Optional<String> xnetVersion() {
     return xnetVersion;
+  }
+
+  /**
+   * What grpc-go's version was inferred from when the binary records no modules ({@code "grpc-go user
+   * agent grpc-go/1.33.3"}): then {@link #grpcVersion()} is that inferred version. Empty for a module
+   * build, or when nothing was inferred ({@link #grpcNotInferred()}).
+   */
+  public Optional<String> grpcInferredFrom() {
+    return grpcInferredFrom;
+  }
+
+  /** Without module information: why grpc-go's version could not be inferred; else empty. */
+  public Optional<String> grpcNotInferred() {
+    return Optional.ofNullable(grpcNotInferred);
   }
 
   /** grpc-go's version as a traced binary reports it: "unknown" without module information. */
@@ -369,9 +406,22 @@ public final class BinaryInspection {
     if (producesSpans()) {
       return Optional.empty();
     }
-    String grpc = !moduleInfo ? "unknown (no module information)" : grpcVersion.orElse("not linked");
+    String grpc = !moduleInfo
+        ? grpcInferredFrom.map(f -> grpcVersion.orElse("?") + ", inferred from " + f).orElse("unknown (no module information)")
+        : grpcVersion.orElse("not linked");
+    String why = "";
+    if (resolution != null) {
+      // the first refusal of grpc-go's own probes says why (the ServeHTTP ones are optional paths)
+      for (Probe p : Probe.grpcTransport()) {
+        ProbePlan plan = plans.get(p);
+        if (plan.action() == Action.REFUSE) {
+          why = ": " + p.name().toLowerCase(Locale.ROOT) + " refused: " + plan.reason();
+          break;
+        }
+      }
+    }
     return Optional.of("unsupported: gospan will produce no span for this binary (grpc-go " + grpc + ")"
-        + (resolution != null && resolution.values().isEmpty() ? "; stripped and not in the offsets catalog" : ""));
+        + (resolution != null && resolution.values().isEmpty() ? "; stripped and not in the offsets catalog" : "") + why);
   }
 
   /** "dwarf", "catalog", or "catalog+dwarf": where the offsets came from ("none" without any). */

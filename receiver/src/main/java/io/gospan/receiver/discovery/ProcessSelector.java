@@ -59,6 +59,14 @@ public final class ProcessSelector {
     return new ProcessSelector(List.of(), List.of());
   }
 
+  /**
+   * Whether include rules name the processes to trace (not the default "everything"): a selected
+   * process that is then not traced deserves a word at INFO, once per binary.
+   */
+  public boolean namesProcesses() {
+    return !include.isEmpty();
+  }
+
   public boolean matches(ProcessEntry p, ProcFs procFs) {
     boolean in = include.isEmpty() || include.stream().anyMatch(r -> r.matches(p, procFs));
     return in && exclude.stream().noneMatch(r -> r.matches(p, procFs));

@@ -398,7 +398,14 @@ public final class Tracer implements AutoCloseable {
   }
 
   private <T> T skip(ProcessEntry p, String reason) {
-    LOG.debug("not tracing {} (pid {}): {}", Printable.escape(p.exePath()), p.pid(), Printable.escape(reason));
+    // once per binary (remembered below); at INFO when a selector rule named it, the default
+    // "every process" would log every non-Go program on the host
+    if (selector.namesProcesses()) {
+      LOG.info("not tracing {} (pid {}), selected by discovery.instrument: {}", Printable.escape(p.exePath()), p.pid(),
+          Printable.escape(reason));
+    } else {
+      LOG.debug("not tracing {} (pid {}): {}", Printable.escape(p.exePath()), p.pid(), Printable.escape(reason));
+    }
     skipped.put(p.key(), reason);
     return null;
   }

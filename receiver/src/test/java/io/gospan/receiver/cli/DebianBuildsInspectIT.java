@@ -1,0 +1,60 @@
+package io.gospan.receiver.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gospan.receiver.testing.DebianPackages;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code gospan inspect} on Debian's builds of etcd, etcdctl, containerd and ctr (GOPATH mode,
+ * stripped: no module versions, no DWARF): grpc-go's version is inferred from its user agent and
+ * equals what the packages' Built-Using field says; the grpc-go and x/net fields come from the catalog
+ * at that version, each line saying so, the struct members checked against the binary's runtime type
+ * information; the verdict promises the spans the probes give.
+ */
+class DebianBuildsInspectIT {
+
+  @Test
+  void debianEtcdAndContainerdGetInferredVersionsAndTheirProbes() {
+    DebianPackages.Unpacked debian = DebianPackages.fetch();
+    String grpc = debian.builtUsing("etcd-server", "golang-google-grpc").orElseThrow();
+    String go = debian.builtUsing("etcd-server", "golang-1.19").map(v -> "go" + v)
+        .or(() -> debian.builtUsing("etcd-server", "golang-1.21").map(v -> "go" + v)).orElse("go1.");
+    for (String[] b : new String[][] {
+        {"etcd", "client spans, server spans"}, {"etcdctl", "client spans, no server spans"},
+        {"containerd", "client spans, server spans"}, {"ctr", "client spans, server spans"}}) {
+      InspectCommandIT.Result r = InspectCommandIT.inspect(debian.bin(b[0]).toString());
+      String out = r.out();
+      assertThat(r.exit()).as(out).isEqualTo(ExitCodes.OK);
+      assertThat(out).as(b[0]).contains("modules:  none recorded (GOPATH build)")
+          .contains("go:       " + go)
+          .contains("grpc-go:  v" + grpc + " (inferred from grpc-go user agent grpc-go/" + grpc + ")")
+          .contains("verdict:  " + b[1]);
+      // each inferred field says from what, and the members were checked against the binary
+      assertThat(out).containsPattern("(?m)^  http2_client_conn +\\d+ \\(catalog, inferred from grpc-go user agent grpc-go/"
+          + grpc.replace(".", "\\.") + "; matches the runtime type information\\)$");
+      assertThat(out).containsPattern("(?m)^  header_field_size +40 \\(catalog, inferred: x/net unknown, every catalogued x/net release .*agrees; matches the runtime type information\\)$");
+      assertThat(out).doesNotContain("not trusted");
+      assertThat(InspectCommandIT.willAttach(out)).as(out).containsAll(
+          b[1].contains("server spans") && !b[1].contains("no server")
+              ? Set.of("loopy_writer_write_header", "http2_client_operate_headers", "http2_server_operate_headers")
+              : Set.of("loopy_writer_write_header", "http2_client_operate_headers"));
+      // a reason shared by many fields is printed once, with the count
+      long fullReasons = out.lines().filter(l -> l.contains("the catalog does not cover the ServeHTTP path")).count();
+      assertThat(fullReasons).as("ServeHTTP reason lines\n%s", out).isLessThanOrEqualTo(2);
+      assertThat(out).containsPattern("missing \\[\\d+, \\d+ fields\\]: ");
+    }
+  }
+
+  @Test
+  void aDebianProgramWithoutAGrpcUserAgentSaysWhy() {
+    // containerd's runc shim links ttrpc, not grpc-go's transport: no user agent, no transport functions
+    DebianPackages.Unpacked debian = DebianPackages.fetch();
+    InspectCommandIT.Result r = InspectCommandIT.inspect(debian.bin("containerd-shim-runc-v2").toString());
+    assertThat(r.exit()).as(r.out()).isEqualTo(ExitCodes.UNSUPPORTED);
+    assertThat(r.out()).contains("grpc-go:  unknown: the binary has no module information (GOPATH build); no grpc-go user agent")
+        .contains("verdict:  unsupported: gospan will produce no span for this binary (grpc-go unknown (no module information)): "
+            + "loopy_writer_write_header refused: function google.golang.org/grpc/internal/transport.(*loopyWriter).writeHeader is not in the binary");
+  }
+}
