@@ -242,30 +242,33 @@ struct go_offsets {
 		GO_COPY(NETHTTP, "net/http.http2", "vendor/" XNET_HPACK, "http2") GO_UNCATALOGUED;
 
 	/* In-process propagation (propagation.bpf.h; docs/propagation.md §1, §2, §6 for the layouts by
-	 * grpc-go and Go version). DWARF only this far: stripped binaries get neither probe. */
+	 * grpc-go and Go version). DWARF or the offsets catalog, like the members above. */
 	/* grpc (*Server).handleStream(s *Server, t ServerTransport, stream *transport.Stream |
 	 * *transport.ServerStream[, trInfo *traceInfo]) (grpc-go server.go): t's data word (the
 	 * *http2Server, or a *serverHandlerTransport whose streams have id 0), the stream */
-	struct go_loc handle_stream_t GO_ARG(PROBE_SERVER_HANDLE_STREAM, "t", 1) GO_UNCATALOGUED;
-	struct go_loc handle_stream_stream GO_ARG(PROBE_SERVER_HANDLE_STREAM, "stream", 0) GO_UNCATALOGUED;
+	struct go_loc handle_stream_t GO_ARG(PROBE_SERVER_HANDLE_STREAM, "t", 1);
+	struct go_loc handle_stream_stream GO_ARG(PROBE_SERVER_HANDLE_STREAM, "stream", 0);
 	/* transport.Stream.id uint32, .ctx context.Context: every grpc-go; since v1.69 inside
 	 * ServerStream and ClientStream, as an embedded *Stream (v1.69-v1.76) or Stream (v1.77+) */
 	__s32 stream_id GO_MEMBER(GRPC_TRANSPORT "Stream id")
-		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM) GO_UNCATALOGUED;
+		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM);
 	__s32 stream_ctx GO_MEMBER(GRPC_TRANSPORT "Stream ctx")
-		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM) GO_UNCATALOGUED;
-	__s32 server_stream_stream GO_MEMBER(GRPC_TRANSPORT "ServerStream Stream") GO_UNCATALOGUED;
-	__s32 server_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ServerStream Stream") GO_UNCATALOGUED;
-	__s32 client_stream_stream GO_MEMBER(GRPC_TRANSPORT "ClientStream Stream") GO_UNCATALOGUED;
-	__s32 client_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ClientStream Stream") GO_UNCATALOGUED;
+		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM);
+	__s32 server_stream_stream GO_MEMBER(GRPC_TRANSPORT "ServerStream Stream");
+	__s32 server_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ServerStream Stream");
+	__s32 client_stream_stream GO_MEMBER(GRPC_TRANSPORT "ClientStream Stream");
+	__s32 client_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ClientStream Stream");
 	/* A client stream's transport: Stream.ct, *http2Client up to v1.65, the ClientTransport
 	 * interface (data word: the *http2Client) v1.66-v1.68; ClientStream.ct *http2Client v1.69+ */
-	__s32 stream_ct GO_MEMBER(GRPC_TRANSPORT "Stream ct") GO_UNCATALOGUED;
-	__s32 stream_ct_ptr GO_POINTER(GRPC_TRANSPORT "Stream ct") GO_UNCATALOGUED;
-	__s32 client_stream_ct GO_MEMBER(GRPC_TRANSPORT "ClientStream ct") GO_UNCATALOGUED;
+	__s32 stream_ct GO_MEMBER(GRPC_TRANSPORT "Stream ct");
+	__s32 stream_ct_ptr GO_POINTER(GRPC_TRANSPORT "Stream ct");
+	__s32 client_stream_ct GO_MEMBER(GRPC_TRANSPORT "ClientStream ct");
 	/* runtime.g.goid (runtime/runtime2.go; moved in Go 1.23 and 1.25), .parentGoid (Go >= 1.21:
 	 * the goroutine that started this one). Both optional: without goid the parent is found by
-	 * the ctx walk only (g_streams stays empty) */
+	 * the ctx walk only (g_streams stays empty). DWARF only: goid moved in Go 1.23 and back in
+	 * 1.25, parentGoid in 1.26, and the catalog does not observe every Go minor yet, so a
+	 * catalogued value between two observations could be wrong (a wrong goid would give wrong
+	 * parents, a missing one only fewer). */
 	__s32 g_goid GO_MEMBER("runtime.g goid") GO_UNCATALOGUED;
 	__s32 g_parent_goid GO_MEMBER("runtime.g parentGoid") GO_UNCATALOGUED;
 	__u8 _pad_propagation[4];

@@ -44,6 +44,15 @@ struct {
 	__type(value, struct server_stream_ref);
 } g_streams SEC(".maps");
 
+/* Processes (tgid) that have run a handler: NewStream in any other process (a plain client, a
+ * command-line tool) returns at once, without reading the stream or walking its ctx. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} serving SEC(".maps");
+
 /* The transport.Stream inside a *Stream (grpc-go <= v1.68: itself), *ServerStream or *ClientStream
  * (v1.69+: the embedded Stream, through a pointer up to v1.76, by value since v1.77); 0 when it
  * cannot be read. */
@@ -121,6 +130,11 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 	}
 	struct server_stream_ref ref = {.conn_id = conn, .stream_id = id};
 	struct stream_key key = {.tgid = bpf_get_current_pid_tgid() >> 32};
+	__u32 tgid = key.tgid;
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&serving, &tgid))
+		bpf_map_update_elem(&serving, &tgid, &one, BPF_ANY);
 
 	/* the ctx node's own parent (data word at node + 8) fingerprints the entry */
 	if (ctx_data && !read_u64(&ref.fingerprint, ctx_data + offsetof(struct go_iface, data))) {
@@ -156,6 +170,12 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 	cs = GO_CTX_REG(ctx, ax); /* the first result: *Stream (<= v1.68) or *ClientStream */
 	if (!cs) {
 		count(probe, COUNTER_SKIPPED); /* an error return */
+		return 0;
+	}
+	__u32 caller = bpf_get_current_pid_tgid() >> 32;
+
+	if (!bpf_map_lookup_elem(&serving, &caller)) {
+		count(probe, COUNTER_NO_PARENT); /* the process has never served a call */
 		return 0;
 	}
 	off = current_offsets(ctx, &exe, NULL);

@@ -362,7 +362,7 @@ public final class BinaryInspection {
         }
         if (why.contains("no DWARF") && why.contains("does not cover")) {
           return "no: stripped binary (no DWARF), and the offsets catalog does not cover the fields in-process linking"
-              + " needs yet";
+              + " needs for these versions";
         }
         return "no: " + p.name().toLowerCase(Locale.ROOT) + " " + why;
       }
