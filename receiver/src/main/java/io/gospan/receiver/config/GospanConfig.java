@@ -78,7 +78,8 @@ public record GospanConfig(
    *
    * @param timeout a stream whose end has not been seen this long after its start ends, marked incomplete
    * @param maxInFlight streams tracked at once; more are not traced and counted
-   * @param linkWait how long a finished server span is held waiting for its client span's start
+   * @param linkWait how long a span waits for its parent: a finished server span for its client span's
+   *     start, a call made while serving one for that served call's final trace id
    * @param maxPendingLinks finished server spans held at once; more are exported unlinked and counted
    */
   public record StreamsConfig(Duration timeout, Integer maxInFlight, Duration linkWait, Integer maxPendingLinks) {
