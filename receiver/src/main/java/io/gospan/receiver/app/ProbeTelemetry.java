@@ -53,6 +53,10 @@ final class ProbeTelemetry {
     ObservableLongMeasurement truncated = m.counterBuilder("gospan.fields.truncated")
         .setDescription("Header values cut to fit or header fields left out, by probe")
         .buildObserver();
+    ObservableLongMeasurement noParent = m.counterBuilder("gospan.client_streams.no_parent")
+        .setDescription("Client streams created with no in-process parent (made outside any served call, in a process"
+            + " that serves none, or the parent missed), by probe")
+        .buildObserver();
     ObservableLongMeasurement undecodable = m.counterBuilder("gospan.events.undecodable")
         .setDescription("Ring buffer records that could not be decoded")
         .buildObserver();
@@ -74,10 +78,13 @@ final class ProbeTelemetry {
             hits.record(c.hits(), p);
             skipped.record(c.skipped(), p);
             truncated.record(c.fieldTruncated(), p);
+            if (probe.sendsStreamParents()) {
+              noParent.record(c.noParent(), p);
+            }
           });
           undecodable.record(sidecar.probes().malformedRecords());
         },
-        lost, unidentified, hits, skipped, truncated, undecodable);
+        lost, unidentified, hits, skipped, truncated, noParent, undecodable);
 
     m.gaugeBuilder(PROBES_ATTACHED)
         .setDescription("Probes attached now, by probe and binary")
