@@ -80,7 +80,10 @@ class ProbeOffsetsIT {
       if (program.equals("greeter-server")) {
         assertThat(r.functions()).containsOnlyKeys(Probe.values());
       }
-      assertThat(r.attachable()).as("%s: %s", program, r.missing()).containsExactlyInAnyOrderElementsOf(Probe.grpcTransport());
+      // the transport probes and, from the catalog's stream layouts, the in-process ones
+      java.util.Set<Probe> expected = new java.util.HashSet<>(Probe.grpcTransport());
+      expected.addAll(Probe.inProcessLinking());
+      assertThat(r.attachable()).as("%s: %s", program, r.missing()).containsExactlyInAnyOrderElementsOf(expected);
       if (program.equals("greeter-server")) {
         assertThat(r.refusal(Probe.XNET_PROCESS_HEADERS)).contains("the catalog does not cover the ServeHTTP path yet");
       }
