@@ -140,6 +140,34 @@ class InProcessPropagationIT {
     return all;
   }
 
+  /** What {@link #relayEveryKind} saw: the relay's pid, all events, all StreamParents, the greeter calls it served. */
+  record RelayRun(long relayPid, List<HeaderEvent> events, List<StreamParent> parents, List<Stream> served) {}
+
+  /**
+   * Starts the relay of {@code dir} in front of {@code upstream} (background calls every 50 ms),
+   * drives {@code perKind} calls of each of the four kinds through it with the example client,
+   * stops it, and returns what the session collected.
+   */
+  static RelayRun relayEveryKind(ProbeSession session, Path dir, String upstream, int perKind) throws Exception {
+    long relayPid;
+    try (Relay relay = startRelay(dir, upstream, "50ms")) {
+      relayPid = relay.pid();
+      for (String kind : List.of("unary", "server-stream", "client-stream", "bidi")) {
+        ExampleApps.runClient(bin, relay.address(), "-rpc", kind, "-n", Integer.toString(perKind));
+      }
+      session.pollUntil(e -> false, 1000);
+    }
+    List<HeaderEvent> events = session.pollUntil(e -> false, 300);
+    List<StreamParent> parents;
+    synchronized (session.parents) {
+      parents = new ArrayList<>(session.parents);
+    }
+    List<Stream> served = streams(events, relayPid, Side.SERVER, ProbeKind.HTTP2_SERVER_OPERATE_HEADERS,
+        ProbeKind.LOOPY_WRITER_WRITE_HEADER);
+    served.removeIf(s -> s.path == null || !s.path.startsWith("/greeter.Greeter/"));
+    return new RelayRun(relayPid, events, parents, served);
+  }
+
   static Map<GrpcProbe, Long> hits(GrpcProbes probes) {
     Map<GrpcProbe, Long> out = new EnumMap<>(GrpcProbe.class);
     probes.counters().forEach((p, c) -> out.put(p, c.hits()));
@@ -192,22 +220,11 @@ class InProcessPropagationIT {
 
       // Linking: every kind of call, background calls every 50 ms alongside.
       int perKind = 100;
-      long relayPid;
-      try (Relay relay = startRelay(bin, upstream.address(), "50ms")) {
-        relayPid = relay.pid();
-        for (String kind : List.of("unary", "server-stream", "client-stream", "bidi")) {
-          ExampleApps.runClient(bin, relay.address(), "-rpc", kind, "-n", Integer.toString(perKind));
-        }
-        session.pollUntil(e -> false, 1000);
-      }
-      List<HeaderEvent> events = session.pollUntil(e -> false, 300);
-      List<StreamParent> parents;
-      synchronized (session.parents) {
-        parents = new ArrayList<>(session.parents);
-      }
-      List<Stream> served = streams(events, relayPid, Side.SERVER, ProbeKind.HTTP2_SERVER_OPERATE_HEADERS,
-          ProbeKind.LOOPY_WRITER_WRITE_HEADER);
-      served.removeIf(s -> s.path == null || !s.path.startsWith("/greeter.Greeter/"));
+      RelayRun run = relayEveryKind(session, bin, upstream.address(), perKind);
+      long relayPid = run.relayPid();
+      List<HeaderEvent> events = run.events();
+      List<StreamParent> parents = run.parents();
+      List<Stream> served = run.served();
       List<Stream> calls = streams(events, relayPid, Side.CLIENT, ProbeKind.LOOPY_WRITER_WRITE_HEADER,
           ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS);
       assertThat(served).as("calls the relay served").hasSize(4 * perKind);
@@ -343,22 +360,10 @@ class InProcessPropagationIT {
     try (ProbeSession session = new ProbeSession();
         ExampleApps.Server upstream = ExampleApps.startServer(dir)) {
       session.trace(dir.resolve("greeter-server")).trace(relayBin);
-      long relayPid;
-      try (Relay relay = startRelay(dir, upstream.address(), "50ms")) {
-        relayPid = relay.pid();
-        for (String kind : List.of("unary", "server-stream", "client-stream", "bidi")) {
-          ExampleApps.runClient(bin, relay.address(), "-rpc", kind, "-n", Integer.toString(perKind));
-        }
-        session.pollUntil(e -> false, 1000);
-      }
-      List<HeaderEvent> events = session.pollUntil(e -> false, 300);
-      List<StreamParent> parents;
-      synchronized (session.parents) {
-        parents = new ArrayList<>(session.parents);
-      }
-      List<Stream> served = streams(events, relayPid, Side.SERVER, ProbeKind.HTTP2_SERVER_OPERATE_HEADERS,
-          ProbeKind.LOOPY_WRITER_WRITE_HEADER);
-      served.removeIf(s -> s.path == null || !s.path.startsWith("/greeter.Greeter/"));
+      RelayRun run = relayEveryKind(session, dir, upstream.address(), perKind);
+      long relayPid = run.relayPid();
+      List<StreamParent> parents = run.parents();
+      List<Stream> served = run.served();
       assertThat(served).as("calls the stripped relay served").hasSize(4 * perKind);
       Map<Stream, Integer> linkedTo = new HashMap<>();
       for (StreamParent p : parents) {
