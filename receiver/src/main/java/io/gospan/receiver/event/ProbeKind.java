@@ -15,6 +15,14 @@ package io.gospan.receiver.event;
  * captured. A server on the ServeHTTP path produces {@link #HTTP2_SERVER_PROCESS_HEADERS} and
  * {@link #HTTP2_SERVER_WRITE_RES_HEADERS} instead (grpc-go internal/transport/http2_client.go,
  * http2_server.go, controlbuf.go, handler_server.go).
+ *
+ * <p>That is the <em>headers</em> probe set. The <em>streams</em> set (register-ABI binaries by
+ * default: fewer hits) gives a unary call on the client {@link #HTTP2_CLIENT_NEW_STREAM} (the start:
+ * {@code :path} from the stream, the socket) and {@link #HTTP2_CLIENT_CLOSE_STREAM} (the end, with
+ * END_STREAM: {@code grpc-status}, {@code grpc-message} from the status grpc-go closes the stream
+ * with), on the server {@link #HTTP2_SERVER_OPERATE_HEADERS} (the start) and {@link
+ * #HTTP2_SERVER_WRITE_STATUS} (the end, as the client's). Their {@code grpc-message} is not
+ * percent-encoded (grpc-go's own string, not the header value).
  */
 public enum ProbeKind {
   /** {@code (*loopyWriter).writeHeader}: client request headers; server response headers and trailers. */
@@ -33,5 +41,27 @@ public enum ProbeKind {
    * An HTTP/2 server's trailers block ({@code writeResHeaders} with endStream, fields from hpack
    * {@code WriteField}): server side, the end of a stream served through {@code ServeHTTP}.
    */
-  HTTP2_SERVER_WRITE_RES_HEADERS
+  HTTP2_SERVER_WRITE_RES_HEADERS,
+  /**
+   * {@code (*http2Client).NewStream} returning a stream (streams set): client side, the start, with
+   * {@code :path} (grpc-go's {@code Stream.method}) and the socket; no {@code :authority}.
+   */
+  HTTP2_CLIENT_NEW_STREAM,
+  /**
+   * {@code (*http2Client).closeStream}, the first call for a stream (streams set): client side, the
+   * end (END_STREAM), whatever ends the stream, with its status as {@code grpc-status} and a raw
+   * {@code grpc-message}.
+   */
+  HTTP2_CLIENT_CLOSE_STREAM,
+  /**
+   * {@code (*http2Server).writeStatus} ({@code WriteStatus} before grpc-go v1.69; streams set): server
+   * side, the end (END_STREAM): the handler's status as {@code grpc-status} and a raw {@code
+   * grpc-message}.
+   */
+  HTTP2_SERVER_WRITE_STATUS;
+
+  /** Whether this kind's {@code grpc-message} is grpc-go's own string, not a percent-encoded header value. */
+  public boolean rawMessage() {
+    return this == HTTP2_CLIENT_CLOSE_STREAM || this == HTTP2_SERVER_WRITE_STATUS;
+  }
 }

@@ -219,7 +219,7 @@ public final class SpanAssembler {
     }
   }
 
-  private record ClientRecord(Node node, long startNs, long endNs, long retainUntil) {
+  private record ClientRecord(Node node, Stream stream, long startNs, long endNs, long retainUntil) {
     boolean covers(long serverStartNs) {
       return serverStartNs >= startNs && serverStartNs <= endNs;
     }
@@ -240,10 +240,17 @@ public final class SpanAssembler {
     long lastNs;
     final String path;
     final String fullMethod; // pkg.Service/Method, null when unknown
-    final String authority;
+    String authority; // a client started at NewStream: its server's, when gospan sees that
     final SocketPair sockets;
     final FlowKey flow;
-    final SpanContext remoteParent;
+    SpanContext remoteParent; // a client started at NewStream: its server's traceparent, when gospan sees that
+    /** A client stream started at NewStream's return (streams set): it saw no request headers. */
+    final boolean startedAtNewStream;
+    /**
+     * A client started at NewStream in a process that made no in-process link for it: nothing but
+     * its server's request headers can give it a parent, so it is a root once those are seen or it ends.
+     */
+    boolean rootAtEnd;
     final Node node;
     final Map<String, List<String>> requestMetadata = new TreeMap<>();
     final Map<String, List<String>> responseMetadata = new TreeMap<>();
@@ -264,6 +271,7 @@ public final class SpanAssembler {
       this.sockets = e.sockets();
       this.flow = FlowKey.of(e.side(), e.sockets(), e.streamId());
       this.remoteParent = remoteParent;
+      this.startedAtNewStream = e.probe() == ProbeKind.HTTP2_CLIENT_NEW_STREAM;
       this.node = node;
     }
   }
@@ -282,6 +290,14 @@ public final class SpanAssembler {
   private final long timeoutNs;
   private final long linkWaitNs;
   private final int maxPending;
+
+  /**
+   * How much earlier than a client stream's NewStream start its server's start may be and still be
+   * its: NewStream queues the HEADERS frame before it returns, so the server may receive it first
+   * (microseconds; more when the caller is descheduled in between). A flow (4-tuple and stream id)
+   * is not reused within far longer.
+   */
+  static final long NEW_STREAM_SLACK_NS = 100_000_000L;
 
   private final LinkedHashMap<StreamKey, Stream> streams = new LinkedHashMap<>();
   private final Map<FlowKey, ClientRecord> inFlightClients = new HashMap<>();
@@ -609,7 +625,9 @@ public final class SpanAssembler {
         switch (e.probe()) {
           case LOOPY_WRITER_WRITE_HEADER -> true;
           case HTTP2_CLIENT_OPERATE_HEADERS -> e.side() == Side.CLIENT;
-          case HTTP2_SERVER_OPERATE_HEADERS, HTTP2_SERVER_PROCESS_HEADERS, HTTP2_SERVER_WRITE_RES_HEADERS -> e.side() == Side.SERVER;
+          case HTTP2_SERVER_OPERATE_HEADERS, HTTP2_SERVER_PROCESS_HEADERS, HTTP2_SERVER_WRITE_RES_HEADERS,
+              HTTP2_SERVER_WRITE_STATUS -> e.side() == Side.SERVER;
+          case HTTP2_CLIENT_NEW_STREAM, HTTP2_CLIENT_CLOSE_STREAM -> e.side() == Side.CLIENT;
         };
     return sideOk ? null : "probe_side_mismatch";
   }
@@ -636,6 +654,7 @@ public final class SpanAssembler {
 
   private static boolean isStart(HeaderEvent e) {
     return (e.probe() == ProbeKind.LOOPY_WRITER_WRITE_HEADER && e.side() == Side.CLIENT)
+        || e.probe() == ProbeKind.HTTP2_CLIENT_NEW_STREAM
         || e.probe() == ProbeKind.HTTP2_SERVER_OPERATE_HEADERS
         || e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS;
   }
@@ -711,12 +730,15 @@ public final class SpanAssembler {
         }
       }
     }
+    ClientRecord client = s.flow == null || linkWaitNs == 0 ? null : findClient(s.flow, s.startNs);
+    if (client != null) {
+      requestHeadersSeen(client.stream(), s);
+    }
     if (s.remoteParent != null) {
       decide(node, s.remoteParent.getTraceId(), s.remoteParent);
     } else if (s.flow == null || linkWaitNs == 0) {
       root(node);
     } else {
-      ClientRecord client = findClient(s.flow, s.startNs);
       if (client == null || !link(node, client.node(), false, 0)) {
         open(node, now);
         node.flow = s.flow;
@@ -738,18 +760,61 @@ public final class SpanAssembler {
       linkToParent(node, pending.parent(), now);
     } else if (linkWaitNs > 0 && servingPids.containsKey(s.pid)) {
       open(node, now); // its StreamParent may come after its start
+    } else if (linkWaitNs > 0 && s.startedAtNewStream && s.flow != null) {
+      open(node, now); // its server's request headers may carry the application's traceparent
+      s.rootAtEnd = true;
     } else {
       root(node);
     }
     if (s.flow == null) {
       return;
     }
-    ClientRecord rec = new ClientRecord(node, s.startNs, Long.MAX_VALUE, Long.MAX_VALUE);
+    // A client stream started at NewStream's return may have been received by its server before
+    // (the HEADERS frame is queued inside NewStream): its flow covers server starts a little earlier.
+    long coverFrom = s.startedAtNewStream ? s.startNs - NEW_STREAM_SLACK_NS : s.startNs;
+    ClientRecord rec = new ClientRecord(node, s, coverFrom, Long.MAX_VALUE, Long.MAX_VALUE);
     inFlightClients.put(s.flow, rec);
     Node server = openServers.isEmpty() ? null : openServers.get(s.flow);
     if (server != null && server.open() && rec.covers(server.startNs)) {
       openServers.remove(s.flow);
+      Stream serverStream = streams.get(server.key);
+      if (serverStream != null) {
+        requestHeadersSeen(s, serverStream);
+      }
       link(server, node, false, 0);
+    }
+  }
+
+  /**
+   * The server end of a client stream started at NewStream (which saw no request headers) received
+   * them: the client span takes their {@code :authority} and allowed metadata, and the application's
+   * own {@code traceparent} as its parent when its trace id is not decided yet (it wins over an
+   * in-process link, as it does on the client's own headers); a client that can get no other parent
+   * is a root from now on.
+   */
+  private void requestHeadersSeen(Stream client, Stream server) {
+    if (!client.startedAtNewStream) {
+      return;
+    }
+    if (client.authority == null) {
+      client.authority = server.authority;
+    }
+    if (client.requestMetadata.isEmpty()) {
+      client.requestMetadata.putAll(server.requestMetadata);
+    }
+    Node n = client.node;
+    if (server.remoteParent != null && client.remoteParent == null && n.undecided()) {
+      client.remoteParent = server.remoteParent;
+      if (n.parent != null) {
+        if (n.parent.children != null) {
+          n.parent.children.remove(n);
+        }
+        n.parent = null;
+      }
+      leaveOpen(n);
+      decide(n, server.remoteParent.getTraceId(), server.remoteParent);
+    } else if (client.rootAtEnd && n.open()) {
+      root(n);
     }
   }
 
@@ -827,8 +892,11 @@ public final class SpanAssembler {
       }
       status = grpcStatus != null ? GrpcStatus.UNKNOWN : GrpcStatus.fromHttpStatus(s.httpStatus);
     }
-    String message = TraceHeaders.decodeGrpcMessage(e.header("grpc-message"));
+    String message = e.probe().rawMessage() ? e.header("grpc-message") : TraceHeaders.decodeGrpcMessage(e.header("grpc-message"));
     long endNs = Math.max(e.monotonicNs(), s.startNs);
+    if (s.rootAtEnd && s.node.open()) {
+      root(s.node); // no server start gave it a parent: none will come
+    }
     remember(s, endNs, now);
     end(s, new Held(s, endNs, status, message, null));
   }
@@ -927,7 +995,7 @@ public final class SpanAssembler {
       oldest.next();
       oldest.remove();
     }
-    ClientRecord ended = new ClientRecord(rec.node(), rec.startNs(), endNs, now + linkWaitNs);
+    ClientRecord ended = new ClientRecord(rec.node(), rec.stream(), rec.startNs(), endNs, now + linkWaitNs);
     if (recentClients.put(s.flow, ended) != null) { // re-insert: the map stays in retention order
       recentClients.remove(s.flow);
       recentClients.put(s.flow, ended);

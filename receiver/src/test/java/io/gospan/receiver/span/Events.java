@@ -143,6 +143,28 @@ public final class Events {
         trailersOnly(status, message));
   }
 
+  // The streams probe set: the client's start at NewStream's return (:path from the stream, the
+  // socket, no other header), the ends at closeStream / writeStatus with the status grpc-go holds
+  // (grpc-status, a raw grpc-message).
+
+  public HeaderEvent clientNewStream(int stream, long t) {
+    List<HeaderField> f = new ArrayList<>();
+    if (path != null) {
+      f.add(HeaderField.of(":path", path));
+    }
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_NEW_STREAM, Side.CLIENT, clientConn, clientSockets, stream, false, f);
+  }
+
+  public HeaderEvent clientCloseStream(int stream, long t, int status, String message) {
+    return ev(clientPid, t, ProbeKind.HTTP2_CLIENT_CLOSE_STREAM, Side.CLIENT, clientConn, null, stream, true,
+        trailers(status, message));
+  }
+
+  public HeaderEvent serverWriteStatus(int stream, long t, int status, String message) {
+    return ev(serverPid, t, ProbeKind.HTTP2_SERVER_WRITE_STATUS, Side.SERVER, serverConn, null, stream, true,
+        trailers(status, message));
+  }
+
   /**
    * The {@link StreamParent} of this connection's client stream {@code stream}: server stream
    * {@code parentStream} of {@code parent}'s server side, which must run in this client's process.
