@@ -45,11 +45,20 @@ public final class ContractGenerator {
    * GOSPAN_PARENTS, {@code inProcess} from GOSPAN_IN_PROCESS.
    */
   record ProbeSpec(String name, int id, String program, String function, String server, String event, boolean lazy,
-                   boolean atReturns, boolean registerAbi, boolean parents, boolean inProcess) {
+                   boolean atReturns, boolean registerAbi, boolean parents, boolean inProcess, String set,
+                   boolean pastGuard) {
     ProbeSpec(String name, int id, String program, String function, String server, String event, boolean lazy) {
-      this(name, id, program, function, server, event, lazy, false, false, false, false);
+      this(name, id, program, function, server, event, lazy, false, false, false, false, null, false);
+    }
+
+    ProbeSpec(String name, int id, String program, String function, String server, String event, boolean lazy,
+              boolean atReturns, boolean registerAbi, boolean parents, boolean inProcess) {
+      this(name, id, program, function, server, event, lazy, atReturns, registerAbi, parents, inProcess, null, false);
     }
   }
+
+  /** The probe sets of grpc-go's transport a probe may be limited to (GOSPAN_SET). */
+  static final Set<String> SETS = Set.of("streams", "headers");
 
   private ContractGenerator() {}
 
@@ -151,12 +160,22 @@ public final class ContractGenerator {
       if (event != null && !event.matches("[A-Z][A-Z0-9_]*")) {
         throw new IllegalStateException(program + ": GOSPAN_EVENT(" + event + ") is not an upper-case identifier");
       }
-      if (event != null && tags.containsKey("parents")) {
-        throw new IllegalStateException(program + ": GOSPAN_EVENT and GOSPAN_PARENTS: a probe sends one kind of record");
+      String set = tags.get("set");
+      if (set != null && !SETS.contains(set)) {
+        throw new IllegalStateException(program + ": GOSPAN_SET(" + set + ") is none of " + new java.util.TreeSet<>(SETS));
       }
-      ProbeSpec spec = new ProbeSpec(probe.substring("PROBE_".length()), id, program, require(tags, "function", program),
+      if (tags.containsKey("past_guard") && tags.containsKey("at_returns")) {
+        throw new IllegalStateException(program + ": GOSPAN_PAST_GUARD and GOSPAN_AT_RETURNS: one attach point per probe");
+      }
+      String function = require(tags, "function", program);
+      for (String alt : function.split("\\|", -1)) {
+        if (alt.isBlank()) {
+          throw new IllegalStateException(program + ": an empty alternative in function \"" + function + "\"");
+        }
+      }
+      ProbeSpec spec = new ProbeSpec(probe.substring("PROBE_".length()), id, program, function,
           server, event, tags.containsKey("lazy"), tags.containsKey("at_returns"), tags.containsKey("register_abi"),
-          tags.containsKey("parents"), tags.containsKey("in_process"));
+          tags.containsKey("parents"), tags.containsKey("in_process"), set, tags.containsKey("past_guard"));
       ProbeSpec before = byId.put(id, spec);
       if (before != null) {
         throw new IllegalStateException(probe + " is the probe of two programs: " + before.program() + " and " + program);
@@ -200,17 +219,30 @@ public final class ContractGenerator {
     s.append("public enum Probe {\n");
     for (int i = 0; i < probes.size(); i++) {
       ProbeSpec p = probes.get(i);
-      s.append("  /** {@code ").append(p.function()).append("}: program {@code ").append(p.program()).append("}")
+      s.append("  /** {@code ").append(p.function().replace("|", " | ")).append("}: program {@code ").append(p.program()).append("}")
           .append(p.lazy() ? ", attached lazily" : "").append(p.atReturns() ? ", at its returns" : "")
+          .append(p.pastGuard() ? ", past its guard" : "")
           .append(p.registerAbi() ? ", register ABI only" : "").append(p.inProcess() ? ", in-process linking" : "")
+          .append(p.set() != null ? ", " + p.set() + " set only" : "")
           .append(". */\n");
       s.append("  ").append(p.name()).append('(').append(p.id()).append(", ").append(q(p.program())).append(", ")
           .append(q(p.function())).append(", ")
           .append(p.server() == null ? "null" : "HttpServer." + p.server().toUpperCase(Locale.ROOT)).append(", ")
           .append(p.lazy()).append(", ").append(p.atReturns()).append(", ").append(p.registerAbi()).append(", ")
-          .append(p.inProcess())
+          .append(p.inProcess()).append(", ").append(p.set() == null ? "null" : "ProbeSet." + p.set().toUpperCase(Locale.ROOT))
+          .append(", ").append(p.pastGuard()).append(", ").append(p.event() != null)
           .append(i + 1 < probes.size() ? "),\n" : ");\n\n");
     }
+    s.append("  /**\n")
+        .append("   * The probe sets of grpc-go's transport ({@code GOSPAN_SET} tags): which functions start and end a\n")
+        .append("   * stream's span. A binary gets one of them.\n")
+        .append("   */\n")
+        .append("  public enum ProbeSet {\n")
+        .append("    /** A stream's start and end where grpc-go creates and closes it (register-ABI binaries). */\n")
+        .append("    STREAMS,\n")
+        .append("    /** Every HEADERS block written and read (Go <= 1.16; response metadata capture). */\n")
+        .append("    HEADERS\n")
+        .append("  }\n\n");
     s.append("  /** The HTTP/2 server copies of the ServeHTTP path ({@code GOSPAN_SERVER} tags). */\n");
     s.append("  public enum HttpServer {\n");
     int n = 0;
@@ -221,23 +253,64 @@ public final class ContractGenerator {
     s.append("""
           private final int id;
           private final String program;
-          private final String function;
+          private final java.util.List<String> functions;
           private final HttpServer server;
           private final boolean lazy;
           private final boolean atReturns;
           private final boolean registerAbi;
           private final boolean inProcess;
+          private final ProbeSet set;
+          private final boolean pastGuard;
+          private final boolean records;
 
           Probe(int id, String program, String function, HttpServer server, boolean lazy, boolean atReturns,
-              boolean registerAbi, boolean inProcess) {
+              boolean registerAbi, boolean inProcess, ProbeSet set, boolean pastGuard, boolean records) {
             this.id = id;
             this.program = program;
-            this.function = function;
+            this.functions = java.util.List.of(function.split("\\\\|"));
             this.server = server;
             this.lazy = lazy;
             this.atReturns = atReturns;
             this.registerAbi = registerAbi;
             this.inProcess = inProcess;
+            this.set = set;
+            this.pastGuard = pastGuard;
+            this.records = records;
+          }
+
+          /** Whether the probe sends header event records ({@code GOSPAN_EVENT}). */
+          public boolean sendsRecords() {
+            return records;
+          }
+
+          /**
+           * The probe set of grpc-go's transport this probe belongs to alone ({@code GOSPAN_SET}); null
+           * when it is in both (the server's operateHeaders, the in-process probes, the ServeHTTP path).
+           */
+          public ProbeSet set() {
+            return set;
+          }
+
+          /** Whether this probe is attached when its binary gets probe set {@code s}. */
+          public boolean inSet(ProbeSet s) {
+            return set == null || set == s;
+          }
+
+          /**
+           * Whether the probe is attached past its function's opening guard ({@code GOSPAN_PAST_GUARD}:
+           * {@code if s.swapState(streamDone) == streamDone { return }}, found by disassembling it), so
+           * that only the call that passes it hits the probe.
+           */
+          public boolean pastGuard() {
+            return pastGuard;
+          }
+
+          /**
+           * The Go symbol names the probe may be attached to, in order of preference: a binary has one of
+           * them (grpc-go renamed some functions between releases).
+           */
+          public java.util.List<String> functions() {
+            return functions;
           }
 
           /**
@@ -285,16 +358,27 @@ public final class ContractGenerator {
             return program;
           }
 
-          /** The Go symbol name of the probed function. */
+          /** The Go symbol name of the probed function (the first of {@link #functions()}). */
           public String function() {
-            return function;
+            return functions.get(0);
           }
 
-          /** The probes of grpc-go's own transport that spans need (every grpc-go binary has them). */
+          /** The probes of grpc-go's own transport that spans need, in either probe set. */
           public static Set<Probe> grpcTransport() {
+            Set<Probe> out = grpcTransport(ProbeSet.STREAMS);
+            out.addAll(grpcTransport(ProbeSet.HEADERS));
+            return out;
+          }
+
+          /**
+           * The probes of grpc-go's own transport that spans need in probe set {@code s} (every grpc-go
+           * binary has their functions).
+           */
+          public static Set<Probe> grpcTransport(ProbeSet s) {
             Set<Probe> out = EnumSet.noneOf(Probe.class);
             for (Probe p : values()) {
-              if (p.server == null && !p.inProcess) {
+              // an in-process probe that sends records of its own starts client streams in the streams set
+              if (p.server == null && p.inSet(s) && (!p.inProcess || s == ProbeSet.STREAMS && p.records)) {
                 out.add(p);
               }
             }

@@ -82,8 +82,8 @@ class ContractGeneratorTest {
         new ContractGenerator.FieldSpec("B_A_X", "b.a_x", "arg", List.of("x"), 1, List.of("B_X"), true, false, "B"),
         new ContractGenerator.FieldSpec("B_M", "b.m", "member", List.of("x.y/http2.T", "f"), 0, List.of("B_X"), true, false, "B"));
     String probeEnum = ContractGenerator.probeEnum(probes);
-    assertThat(probeEnum).contains("A(0, \"uprobe_a\", \"pkg.(*T).a\", null, false, false, false, false)")
-        .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true, false, false, false)");
+    assertThat(probeEnum).contains("A(0, \"uprobe_a\", \"pkg.(*T).a\", null, false, false, false, false, null, false, true)")
+        .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true, false, false, false, null, false, false)");
     assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("A(Probe.A, ProbeKind.KIND_A, false)")
         .contains("B_X(Probe.B_X, null, false)");
   }
@@ -99,7 +99,8 @@ class ContractGeneratorTest {
         new ContractGenerator.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", null, null, false, true, true, true, true));
     assertThat(ContractGenerator.fields(btf, probes)).contains(
         new ContractGenerator.FieldSpec("OPT_PTR", "opt_ptr", "pointer", List.of("pkg.T", "h"), 0, List.of("B_X"), true, false, null));
-    assertThat(ContractGenerator.probeEnum(probes)).contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", null, false, true, true, true)");
+    assertThat(ContractGenerator.probeEnum(probes))
+        .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", null, false, true, true, true, null, false, false)");
     assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("B_X(Probe.B_X, null, true)");
     assertThat(ContractGenerator.probeFieldEnum(ContractGenerator.fields(btf, probes)))
         .contains("OPT_PTR(Kind.POINTER, EnumSet.of(Probe.B_X), true, false, null, 0, \"pkg.T\", \"h\")");
@@ -120,9 +121,28 @@ class ContractGeneratorTest {
   }
 
   @Test
-  void refusesAProbeSendingTwoKindsOfRecord() throws Exception {
+  void aProbeMaySendHeaderEventsAndStreamParents() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("GOSPAN_EVENT(KIND_A)", "GOSPAN_EVENT(KIND_A) GOSPAN_TAG(\"gospan:parents\")"));
-    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("a probe sends one kind of record");
+    assertThat(ContractGenerator.grpcProbeEnum(ContractGenerator.probes(btf))).contains("A(Probe.A, ProbeKind.KIND_A, true)");
+  }
+
+  @Test
+  void probeSetsPastGuardAndAlternativeFunctions() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("GOSPAN_PROBE(PROBE_A, \"pkg.(*T).a\")",
+        "GOSPAN_PROBE(PROBE_A, \"pkg.(*T).a|pkg.(*T).A\") GOSPAN_TAG(\"gospan:set=streams\") GOSPAN_TAG(\"gospan:past_guard\")"));
+    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    assertThat(probes.get(0)).isEqualTo(new ContractGenerator.ProbeSpec("A", 0, "uprobe_a", "pkg.(*T).a|pkg.(*T).A", null, "KIND_A",
+        false, false, false, false, false, "streams", true));
+    assertThat(ContractGenerator.probeEnum(probes))
+        .contains("A(0, \"uprobe_a\", \"pkg.(*T).a|pkg.(*T).A\", null, false, false, false, false, ProbeSet.STREAMS, true, true)")
+        .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true, false, false, false, null, false, false)");
+    Btf badSet = compile(TWO_PROBES.replace("GOSPAN_EVENT(KIND_A)", "GOSPAN_EVENT(KIND_A) GOSPAN_TAG(\"gospan:set=fast\")"));
+    assertThatThrownBy(() -> ContractGenerator.probes(badSet)).hasMessageContaining("GOSPAN_SET(fast) is none of [headers, streams]");
+    Btf both = compile(TWO_PROBES.replace("GOSPAN_EVENT(KIND_A)",
+        "GOSPAN_EVENT(KIND_A) GOSPAN_TAG(\"gospan:past_guard\") GOSPAN_TAG(\"gospan:at_returns\")"));
+    assertThatThrownBy(() -> ContractGenerator.probes(both)).hasMessageContaining("one attach point per probe");
+    Btf empty = compile(TWO_PROBES.replace("\"pkg.(*T).a\"", "\"pkg.(*T).a|\""));
+    assertThatThrownBy(() -> ContractGenerator.probes(empty)).hasMessageContaining("an empty alternative");
   }
 
   @Test

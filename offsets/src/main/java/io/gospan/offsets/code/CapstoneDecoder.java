@@ -45,7 +45,23 @@ public final class CapstoneDecoder implements X86Decoder {
     boolean cs_disasm_iter(@size_t long handle, Pointer code, Pointer size, Pointer address, Pointer insn);
 
     String cs_strerror(int code);
+
+    /** {@code type} {@code CS_OPT_DETAIL} (2), {@code value} {@code CS_OPT_ON} (3): operand details kept. */
+    int cs_option(@size_t long handle, int type, @size_t long value);
+
+    /**
+     * The registers an instruction (decoded with details) reads and writes, explicitly or implicitly:
+     * {@code cs_regs} is {@code uint16_t[64]}, the counts {@code uint8_t}.
+     */
+    int cs_regs_access(@size_t long handle, Pointer insn, Pointer regsRead, Pointer readCount, Pointer regsWrite,
+        Pointer writeCount);
+
+    /** The name of register {@code id}, e.g. {@code rbx}, {@code r9d}; null for an invalid id. */
+    String cs_reg_name(@size_t long handle, int id);
   }
+
+  private static final int CS_OPT_DETAIL = 2;
+  private static final int CS_OPT_ON = 3;
 
   private static volatile CapstoneDecoder instance;
   private static DecoderUnavailableException loadFailure;
@@ -128,6 +144,72 @@ public final class CapstoneDecoder implements X86Decoder {
     throw new DecoderUnavailableException("cannot load the x86-64 decoder libcapstone (libcapstone.so.5 or"
         + " libcapstone.so.4): install the libcapstone5 or libcapstone4 package (Debian/Ubuntu): "
         + (last == null ? "" : last.getMessage()), last);
+  }
+
+  /** A second handle with operand details on, for {@link #decodeWithWrites}; created on first use. */
+  private long detailHandle;
+  private Pointer detailInsn;
+
+  @Override
+  public int decodeWithWrites(byte[] code, long address, int maxInstructions,
+      java.util.function.BiConsumer<Instruction, java.util.Set<String>> sink) {
+    if (code.length == 0 || maxInstructions <= 0) {
+      return 0;
+    }
+    Pointer buf = Memory.allocateDirect(runtime, code.length);
+    buf.put(0, code, 0, code.length);
+    Pointer cells = Memory.allocateDirect(runtime, 24);
+    cells.putAddress(0, buf.address());
+    cells.putLong(8, code.length);
+    cells.putLong(16, address);
+    Pointer regs = Memory.allocateDirect(runtime, 2 * 64 * 2 + 2);
+    try {
+      synchronized (this) {
+        if (detailInsn == null) {
+          LongLongByReference h = new LongLongByReference();
+          if (lib.cs_open(CS_ARCH_X86, CS_MODE_64, h) != 0) {
+            return 0;
+          }
+          detailHandle = h.getValue();
+          if (lib.cs_option(detailHandle, CS_OPT_DETAIL, CS_OPT_ON) != 0) {
+            return 0;
+          }
+          detailInsn = lib.cs_malloc(detailHandle);
+          if (detailInsn == null) {
+            return 0;
+          }
+        }
+        for (int count = 0; count < maxInstructions && cells.getLong(8) > 0; count++) {
+          long at = cells.getLong(16);
+          if (!lib.cs_disasm_iter(detailHandle, cells.slice(0, 8), cells.slice(8, 8), cells.slice(16, 8), detailInsn)) {
+            break;
+          }
+          int length = detailInsn.getShort(INSN_SIZE_OFFSET) & 0xffff;
+          if (length <= 0 || cells.getLong(16) != at + length) {
+            break;
+          }
+          java.util.Set<String> writes = new java.util.LinkedHashSet<>();
+          if (lib.cs_regs_access(detailHandle, detailInsn, regs.slice(0, 128), regs.slice(256, 1), regs.slice(128, 128),
+              regs.slice(257, 1)) != 0) {
+            break; // no register information: the caller sees the decoding stop here
+          }
+          int n = regs.getByte(257) & 0xff;
+          for (int i = 0; i < n && i < 64; i++) {
+            String name = lib.cs_reg_name(detailHandle, regs.getShort(128 + 2 * i) & 0xffff);
+            if (name != null) {
+              writes.add(name);
+            }
+          }
+          sink.accept(new Instruction(at, length, cstring(detailInsn, mnemonicOffset, MNEMONIC_SIZE),
+              cstring(detailInsn, mnemonicOffset + MNEMONIC_SIZE, OP_STR_SIZE)), writes);
+        }
+        return (int) (cells.getLong(16) - address);
+      }
+    } finally {
+      java.lang.ref.Reference.reachabilityFence(buf);
+      java.lang.ref.Reference.reachabilityFence(cells);
+      java.lang.ref.Reference.reachabilityFence(regs);
+    }
   }
 
   /** The library's version, e.g. {@code 4.0}. */

@@ -272,6 +272,163 @@ public record FunctionCode(String name, long entry, long end, long prologueEnd, 
     return (int) (jbe.end() - entry);
   }
 
+  /**
+   * Where a probe goes past a function's opening guard, or why there is none.
+   *
+   * @param address the virtual address of the first instruction past the guard, when found
+   * @param reason why no such place was found (one line), else null
+   */
+  public record Guard(long address, String reason) {
+    public boolean found() {
+      return reason == null;
+    }
+  }
+
+  /** Instructions decoded from a function's entry to find its guard. */
+  private static final int GUARD_INSTRUCTIONS = 32;
+
+  private static final Pattern XCHG_MEM_REG =
+      Pattern.compile("(?:byte|word|dword|qword) ptr \\[(\\w+) \\+ (?:0x[0-9a-f]+|[0-9]+)\\], (\\w+)");
+  private static final Pattern XCHG_REG_MEM =
+      Pattern.compile("(\\w+), (?:byte|word|dword|qword) ptr \\[(\\w+) \\+ (?:0x[0-9a-f]+|[0-9]+)\\]");
+  private static final Pattern LOAD = Pattern.compile("(\\w+), qword ptr \\[(\\w+)(?: \\+ (?:0x[0-9a-f]+|[0-9]+))?\\]");
+  private static final Pattern CMP_IMM = Pattern.compile("(\\w+), (?:0x[0-9a-f]+|[0-9]+)");
+
+  /**
+   * The place past a function's opening guard {@code if s.swapState(streamDone) == streamDone { return }}
+   * (grpc-go {@code (*http2Client).closeStream} in every release from v1.30 to v1.85), where only the
+   * call that swapped the state first arrives: a probe there is hit once per stream, not once per call.
+   *
+   * <p>What is recognized, decoding from the entry (Go 1.17 to 1.26 compile the guard this way:
+   * {@code swapState} is {@code atomic.SwapUint32}, inlined):
+   *
+   * <pre>
+   *   [the stack-check prologue]                     (see above)
+   *   ... no branch, no call ...
+   *   [mov P, qword ptr [S + off]]                   the embedded *Stream (grpc-go v1.69-v1.76)
+   *   xchg dword ptr [S|P + off], R                  the first XCHG whose memory base is the stream
+   *   cmp R, imm                                     its old value against streamDone
+   *   je early | jne past                            je: past the guard is the next instruction
+   * </pre>
+   *
+   * and no instruction from the entry to the branch writes a register in {@code keep} (the decoder's
+   * register information, implicit writes included), so that the arguments a probe reads there are
+   * still in the registers they were in at the entry.
+   *
+   * @param base the 64-bit register holding the stream argument at entry, e.g. {@code rbx}
+   * @param keep the 64-bit registers of the arguments the probe reads
+   */
+  public static Guard pastGuard(GoBinary bin, GoFunction f, String base, java.util.Set<String> keep) throws GoBinaryException {
+    CodeRange range = ranges(bin, List.of(f)).get(f.name());
+    long size = Math.min(range.end() - f.entry(), 16L * GUARD_INSTRUCTIONS);
+    if (size <= 0) {
+      return new Guard(0, "implausible size of " + f.name());
+    }
+    byte[] code = new byte[(int) size];
+    bin.elf().readAddress(f.entry(), size).get(code);
+    return pastGuard(f.name(), f.entry(), range.end(), code, CapstoneDecoder.get(), base, keep);
+  }
+
+  /** As {@link #pastGuard(GoBinary, GoFunction, String, java.util.Set)}, on the function's first bytes. */
+  public static Guard pastGuard(String name, long entry, long end, byte[] code, X86Decoder decoder, String base,
+      java.util.Set<String> keep) {
+    List<Instruction> ins = new ArrayList<>();
+    List<java.util.Set<String>> writes = new ArrayList<>();
+    decoder.decodeWithWrites(code, entry, GUARD_INSTRUCTIONS, (i, w) -> {
+      ins.add(i);
+      writes.add(w);
+    });
+    long prologueEnd = entry + prologue(ins.subList(0, Math.min(PROLOGUE_INSTRUCTIONS, ins.size())), entry, end);
+    java.util.Set<String> kept = new java.util.HashSet<>();
+    keep.forEach(r -> kept.add(family(r)));
+    // the stream's register, and those loaded from it (grpc-go v1.69-v1.76: ClientStream embeds *Stream)
+    java.util.Set<String> stream = new java.util.HashSet<>(List.of(family(base)));
+    for (int i = 0; i < ins.size(); i++) {
+      Instruction x = ins.get(i);
+      for (String w : writes.get(i)) {
+        if (kept.contains(family(w))) {
+          return new Guard(0, name + ": " + x + " writes " + w + " before the guard");
+        }
+      }
+      Matcher load = LOAD.matcher(x.operands());
+      if (x.mnemonic().equals("mov") && load.matches() && stream.contains(family(load.group(2)))) {
+        stream.add(family(load.group(1)));
+      } else if (!x.mnemonic().equals("xchg")) {
+        for (String w : writes.get(i)) {
+          if (!family(w).equals(family(base))) {
+            stream.remove(family(w));
+          }
+        }
+      }
+      if (x.mnemonic().equals("xchg")) {
+        Matcher a = XCHG_MEM_REG.matcher(x.operands());
+        Matcher b = XCHG_REG_MEM.matcher(x.operands());
+        String mem = a.matches() ? a.group(1) : b.matches() ? b.group(2) : null;
+        String reg = a.matches() ? a.group(2) : b.matches() ? b.group(1) : null;
+        if (mem == null || !stream.contains(family(mem))) {
+          return new Guard(0, name + ": the first XCHG, " + x + ", is not on the stream in " + base);
+        }
+        if (i + 2 >= ins.size()) {
+          return new Guard(0, name + ": the code ends after " + x);
+        }
+        Instruction cmp = ins.get(i + 1);
+        Instruction jcc = ins.get(i + 2);
+        Matcher c = CMP_IMM.matcher(cmp.operands());
+        if (!cmp.mnemonic().equals("cmp") || !c.matches() || !c.group(1).equals(reg)) {
+          return new Guard(0, name + ": " + x + " is not followed by a comparison of " + reg + ", but " + cmp);
+        }
+        for (int k = i + 1; k <= i + 2; k++) {
+          for (String w : writes.get(k)) {
+            if (kept.contains(family(w))) {
+              return new Guard(0, name + ": " + ins.get(k) + " writes " + w + " before the guard");
+            }
+          }
+        }
+        if (!TARGET.matcher(jcc.operands()).matches()) {
+          return new Guard(0, name + ": no conditional jump after " + cmp + ", but " + jcc);
+        }
+        long target = Long.parseUnsignedLong(jcc.operands().substring(2), 16);
+        if (Long.compareUnsigned(target, entry) < 0 || Long.compareUnsigned(target, end) >= 0) {
+          return new Guard(0, name + ": " + jcc + " leaves the function");
+        }
+        return switch (jcc.mnemonic()) {
+          case "je" -> new Guard(jcc.end(), null);
+          case "jne" -> new Guard(target, null);
+          default -> new Guard(0, name + ": " + jcc + " is no branch on equality");
+        };
+      }
+      boolean branch = x.mnemonic().startsWith("j") || x.mnemonic().startsWith("call") || x.isReturn()
+          || x.mnemonic().startsWith("loop");
+      if (branch && x.address() >= prologueEnd) {
+        return new Guard(0, name + ": " + x + " comes before any XCHG on the stream");
+      }
+    }
+    return new Guard(0, name + ": no XCHG on the stream in its first " + ins.size() + " instructions");
+  }
+
+  /** The 64-bit register a register name is part of ({@code ebx}, {@code bl} to {@code rbx}; {@code r9d} to {@code r9}). */
+  static String family(String reg) {
+    Matcher m = NUMBERED.matcher(reg);
+    if (m.matches()) {
+      return "r" + m.group(1);
+    }
+    for (String[] f : LEGACY) {
+      for (String r : f) {
+        if (r.equals(reg)) {
+          return f[0];
+        }
+      }
+    }
+    return reg;
+  }
+
+  private static final Pattern NUMBERED = Pattern.compile("r(\\d+)[dwb]?");
+  private static final String[][] LEGACY = {
+    {"rax", "eax", "ax", "al", "ah"}, {"rbx", "ebx", "bx", "bl", "bh"}, {"rcx", "ecx", "cx", "cl", "ch"},
+    {"rdx", "edx", "dx", "dl", "dh"}, {"rsi", "esi", "si", "sil"}, {"rdi", "edi", "di", "dil"},
+    {"rbp", "ebp", "bp", "bpl"}, {"rsp", "esp", "sp", "spl"},
+  };
+
   private static boolean is(Instruction i, String mnemonic, String operands) {
     return i.mnemonic().equals(mnemonic) && i.operands().equals(operands);
   }

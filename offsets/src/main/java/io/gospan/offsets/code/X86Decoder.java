@@ -26,6 +26,16 @@ public interface X86Decoder {
   int decode(byte[] code, long address, int maxInstructions, java.util.function.Consumer<Instruction> sink);
 
   /**
+   * Like {@link #decode(byte[], long, int, java.util.function.Consumer)}, with the registers each
+   * instruction writes, explicitly or implicitly, as the decoder names them ({@code rbx}, {@code edx},
+   * {@code r9d}, {@code rflags}, ...).
+   *
+   * @return bytes decoded (decoding stops where the decoder gives no register information)
+   */
+  int decodeWithWrites(byte[] code, long address, int maxInstructions,
+      java.util.function.BiConsumer<Instruction, java.util.Set<String>> sink);
+
+  /**
    * What {@link #decode} decoded.
    *
    * @param instructions in address order, contiguous from the start

@@ -56,7 +56,9 @@ public record OffsetsResolution(
    * DWARF ..."), or empty when at least one can.
    */
   public java.util.Optional<String> unsupported() {
-    if (attachable().stream().anyMatch(Probe.grpcTransport()::contains)) {
+    Set<Probe> ok = attachable();
+    if (ok.stream().anyMatch(Probe.grpcTransport(Probe.ProbeSet.HEADERS)::contains)
+        || ok.stream().anyMatch(Probe.grpcTransport(Probe.ProbeSet.STREAMS)::contains)) {
       return java.util.Optional.empty();
     }
     String r = refusal(Probe.LOOPY_WRITER_WRITE_HEADER);
@@ -78,7 +80,7 @@ public record OffsetsResolution(
   /** Why a probe cannot attach, or null when it can. */
   public String refusal(Probe probe) {
     if (!functions.containsKey(probe)) {
-      return "function " + probe.function() + " is not in the binary";
+      return "function " + String.join(" or ", probe.functions()) + " is not in the binary";
     }
     for (ProbeField f : ProbeField.values()) {
       if (!f.optional() && f.neededBy().contains(probe) && !values.containsKey(f)) {

@@ -76,13 +76,16 @@ public final class OffsetsResolver {
 
     List<String> names = new ArrayList<>();
     for (Probe p : Probe.values()) {
-      names.add(p.function());
+      names.addAll(p.functions());
     }
     Map<String, GoFunction> found = binary.functions(names);
     for (Probe p : Probe.values()) {
-      GoFunction f = found.get(p.function());
-      if (f != null) {
-        functions.put(p, f);
+      for (String name : p.functions()) { // the first alternative the binary has
+        GoFunction f = found.get(name);
+        if (f != null) {
+          functions.put(p, f);
+          break;
+        }
       }
     }
 
@@ -132,7 +135,7 @@ public final class OffsetsResolver {
       if (dwarf == null) {
         dm.put(field, noDwarf != null ? noDwarf : "DWARF not read");
       } else {
-        resolveFromDwarf(field, dwarf, params, dv, dm);
+        resolveFromDwarf(field, dwarf, params, functions, dv, dm);
       }
       FieldValue fromDwarf = dv.get(field);
       if (fromDwarf != null) {
@@ -316,17 +319,20 @@ public final class OffsetsResolver {
       ProbeField field,
       GoBinary.Dwarf dwarf,
       Map<Probe, Optional<FunctionParameters>> params,
+      Map<Probe, GoFunction> functions,
       Map<ProbeField, FieldValue> values,
       Map<ProbeField, String> missing)
       throws GoBinaryException {
     switch (field.kind()) {
       case ARGUMENT: {
+        GoFunction found = functions.get(field.probe());
+        String fn = found != null ? found.name() : field.probe().function(); // the alternative the binary has
         Optional<FunctionParameters> fp = params.get(field.probe());
         if (fp == null) {
-          fp = dwarf.parametersByAbi(field.probe().function()); // Go 1.17 DWARF shows some register args in spill slots at entry
+          fp = dwarf.parametersByAbi(fn); // Go 1.17 DWARF shows some register args in spill slots at entry
           params.put(field.probe(), fp);
         }
-        resolveArgument(field, fp, values, missing);
+        resolveArgument(field, fn, fp, values, missing);
         break;
       }
       case MEMBER: {
@@ -402,8 +408,8 @@ public final class OffsetsResolver {
   }
 
   private static void resolveArgument(
-      ProbeField field, Optional<FunctionParameters> fp, Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing) {
-    String fn = field.probe().function();
+      ProbeField field, String fn, Optional<FunctionParameters> fp, Map<ProbeField, FieldValue> values,
+      Map<ProbeField, String> missing) {
     if (fp.isEmpty()) {
       missing.put(field, "DWARF has no subprogram " + fn);
       return;

@@ -134,6 +134,71 @@ class FunctionCodeTest {
     assertThat(decoded).isLessThanOrEqualTo(300);
   }
 
+  // closeStream's opening guard, `if s.swapState(streamDone) == streamDone { return }`: RAX = t,
+  // RBX = s, R9 = st at entry (go tool objdump of the catalog builds)
+  static final long CLOSE_STREAM = 0x7ef7a0;
+  static final java.util.Set<String> ARGS = java.util.Set.of("rax", "rbx", "r9");
+
+  @Test
+  void pastTheGuardOfCloseStreamGrpc185Go126() throws Exception {
+    // cmp rsp,[r14+0x10]; jbe; push rbp; mov rbp,rsp; sub rsp,0x40; mov [rsp+0x60],rcx; mov [rsp+0x68],rdi;
+    // mov edx,3; xchg [rbx+0x68],edx; cmp edx,3; je early; (past the guard:) cmp [writeBarrier],0
+    byte[] code = hex("493b6610 0f86ee010000 55 4889e5 4883ec40 48894c2460 48897c2468 ba03000000 875368 83fa03"
+        + " 0f84b7010000 833d6cb1730000");
+    FunctionCode.Guard g = FunctionCode.pastGuard("closeStream", CLOSE_STREAM, CLOSE_STREAM + 0x300, code, decoder(), "rbx", ARGS);
+    assertThat(g.reason()).isNull();
+    assertThat(g.address() - CLOSE_STREAM).isEqualTo(0x2d);
+  }
+
+  @Test
+  void pastTheGuardOfCloseStreamWhereClientStreamEmbedsAStreamPointer() throws Exception {
+    // grpc-go v1.72 (ClientStream embeds *Stream): mov rdx,[rbx]; mov r12d,3; xchg [rdx+0x70],r12d; cmp r12d,3; je
+    byte[] code = hex("493b6610 0f8601020000 55 4889e5 4883ec40 48894c2460 48897c2468 488b13 41bc03000000 44876270"
+        + " 4183fc03 0f84c2010000 833d26d0700000");
+    FunctionCode.Guard g = FunctionCode.pastGuard("closeStream", CLOSE_STREAM, CLOSE_STREAM + 0x300, code, decoder(), "rbx", ARGS);
+    assertThat(g.reason()).isNull();
+    assertThat(g.address() - CLOSE_STREAM).isEqualTo(0x33);
+  }
+
+  @Test
+  void noPlacePastTheGuardWhenAnArgumentRegisterIsWrittenBeforeIt() throws Exception {
+    // as grpc-go v1.85's, with mov r9d,3 / xchg [rbx+0x68],r9d: st's register is lost
+    byte[] code = hex("493b6610 0f86ee010000 55 4889e5 4883ec40 41b903000000 44874b68 4183f903 0f84b7010000 90");
+    FunctionCode.Guard g = FunctionCode.pastGuard("closeStream", CLOSE_STREAM, CLOSE_STREAM + 0x300, code, decoder(), "rbx", ARGS);
+    assertThat(g.found()).isFalse();
+    assertThat(g.reason()).contains("writes r9");
+  }
+
+  @Test
+  void noPlacePastTheGuardWithoutTheSwapOrWithABranchBeforeIt() throws Exception {
+    // an XCHG on another register than the stream's
+    byte[] other = hex("493b6610 0f86ee010000 55 4889e5 ba03000000 875168 83fa03 0f84b7010000 90");
+    assertThat(FunctionCode.pastGuard("f", CLOSE_STREAM, CLOSE_STREAM + 0x300, other, decoder(), "rbx", ARGS).reason())
+        .contains("is not on the stream in rbx");
+    // a call before the swap
+    byte[] call = hex("493b6610 0f86ee010000 55 4889e5 e800000000 ba03000000 875368 83fa03 0f84b7010000 90");
+    assertThat(FunctionCode.pastGuard("f", CLOSE_STREAM, CLOSE_STREAM + 0x300, call, decoder(), "rbx", ARGS).reason())
+        .contains("comes before any XCHG");
+    // jne: the place past the guard is the branch's target
+    byte[] jne = hex("493b6610 0f86ee010000 55 4889e5 ba03000000 875368 83fa03 0f8510000000 90");
+    FunctionCode.Guard g = FunctionCode.pastGuard("f", CLOSE_STREAM, CLOSE_STREAM + 0x300, jne, decoder(), "rbx", ARGS);
+    assertThat(g.reason()).isNull();
+    assertThat(g.address() - CLOSE_STREAM).isEqualTo(0x1f + 0x10); // after the 6-byte jne, + rel32
+    // no swap at all
+    assertThat(FunctionCode.pastGuard("f", CLOSE_STREAM, CLOSE_STREAM + 0x300, hex("55 4889e5 90 90 c3"), decoder(), "rbx", ARGS)
+        .reason()).contains("comes before any XCHG");
+  }
+
+  @Test
+  void registerFamilies() {
+    assertThat(FunctionCode.family("ebx")).isEqualTo("rbx");
+    assertThat(FunctionCode.family("bl")).isEqualTo("rbx");
+    assertThat(FunctionCode.family("r9d")).isEqualTo("r9");
+    assertThat(FunctionCode.family("r12b")).isEqualTo("r12");
+    assertThat(FunctionCode.family("sil")).isEqualTo("rsi");
+    assertThat(FunctionCode.family("rflags")).isEqualTo("rflags");
+  }
+
   @Test
   void decoderReportsWhereItStopped() throws Exception {
     X86Decoder.Decoded r = decoder().decode(hex("55 4889e5 06 c3"), 0x500, 100);
