@@ -12,7 +12,7 @@
  *
  * One object, split by concern into the headers included at the end (as OBI splits its
  * tracers): the maps and load-time settings here, then process.bpf.h, headers.bpf.h,
- * transport.bpf.h, serve_http.bpf.h, propagation.bpf.h.
+ * transport.bpf.h, serve_http.bpf.h, propagation.bpf.h, streams.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -123,6 +123,13 @@ const volatile __u8 capture_response_headers = 0;
  * is recorded only when it is gRPC. */
 const volatile __u8 content_type_id = 255;
 
+/* The ids of `:path`, `grpc-status` and `grpc-message` in `header_names` (set before load): the
+ * streams set's records carry the method and the status as those fields, read from grpc-go's
+ * structs instead of a HEADERS block (streams.bpf.h). */
+const volatile __u8 path_id = 255;
+const volatile __u8 grpc_status_id = 255;
+const volatile __u8 grpc_message_id = 255;
+
 /* Keeps the contract's types in the object's BTF, where the Java side is generated from. */
 const volatile struct gospan_contract *unused_contract __attribute__((unused));
 
@@ -168,4 +175,6 @@ static __always_inline void count(enum gospan_probe probe, enum gospan_counter c
 #include "headers.bpf.h"    /* header fields, records, a received HEADERS frame */
 #include "transport.bpf.h"  /* grpc-go's transport: writeHeader, operateHeaders */
 #include "serve_http.bpf.h" /* the ServeHTTP path: processHeaders, the trailers' encoding */
-#include "propagation.bpf.h" /* in-process propagation: handleStream, NewStream's returns */
+#include "propagation.bpf.h" /* in-process propagation: handleStream, NewStream's returns (and the
+			      * streams set's client start) */
+#include "streams.bpf.h"    /* the streams set's ends: closeStream, writeStatus */

@@ -36,8 +36,12 @@ enum gospan_probe {
 	PROBE_SERVER_HANDLE_STREAM = 11,        /* grpc (*Server).handleStream: a server stream's handler goroutine
 						 * and ctx; records nothing, sends nothing */
 	PROBE_HTTP2_CLIENT_NEW_STREAM = 12,     /* (*http2Client).NewStream, at its RET instructions: a new
-						 * client stream's parent server stream (struct stream_parent_event) */
-	PROBE_COUNT = 13,
+						 * client stream's parent server stream (struct stream_parent_event);
+						 * in the streams set also the client stream's start */
+	/* The streams set's ends (streams.bpf.h): */
+	PROBE_HTTP2_CLIENT_CLOSE_STREAM = 13,   /* (*http2Client).closeStream past its guard: a client stream's end */
+	PROBE_HTTP2_SERVER_WRITE_STATUS = 14,   /* (*http2Server).writeStatus / WriteStatus: a server stream's end */
+	PROBE_COUNT = 15,
 };
 
 /* Per-probe counters, in the `probe_counters` per-CPU array at [probe * COUNTER_COUNT + counter]. */
@@ -282,13 +286,46 @@ struct go_offsets {
 	 * leads there) */
 	__s32 value_ctx_val GO_MEMBER("context.valueCtx val") GO_NEEDS(PROBE_HTTP2_CLIENT_NEW_STREAM)
 		GO_UNCATALOGUED GO_RTYPE;
+
+	/* The streams set (streams.bpf.h; docs/propagation.md §2, §3): a client stream starts at
+	 * NewStream's return and ends at closeStream, a server stream ends at writeStatus.
+	 * transport.Stream.method string (every grpc-go: the client's callHdr.Method, "/pkg.Svc/M") */
+	__s32 stream_method GO_MEMBER(GRPC_TRANSPORT "Stream method"); /* the streams set needs it (BinaryInspection) */
+	/* (t *http2Client) closeStream(s *Stream | *ClientStream, err error, rst bool, rstCode
+	 * http2.ErrCode, st *status.Status, mdata map[string][]string, eosReceived bool), every grpc-go */
+	struct go_loc close_stream_t GO_ARG(PROBE_HTTP2_CLIENT_CLOSE_STREAM, "t", 0);
+	struct go_loc close_stream_s GO_ARG(PROBE_HTTP2_CLIENT_CLOSE_STREAM, "s", 0);
+	struct go_loc close_stream_st GO_ARG(PROBE_HTTP2_CLIENT_CLOSE_STREAM, "st", 0);
+	/* (t *http2Server) WriteStatus(s *Stream, st *status.Status) error (<= v1.68), writeStatus(s
+	 * *ServerStream, st *status.Status) error (v1.69+) */
+	struct go_loc write_status_t GO_ARG(PROBE_HTTP2_SERVER_WRITE_STATUS, "t", 0);
+	struct go_loc write_status_s GO_ARG(PROBE_HTTP2_SERVER_WRITE_STATUS, "s", 0);
+	struct go_loc write_status_st GO_ARG(PROBE_HTTP2_SERVER_WRITE_STATUS, "st", 0);
+	/* grpc internal/status.Status{s *spb.Status} (internal/status/status.go) */
+	__s32 status_s GO_MEMBER("google.golang.org/grpc/internal/status.Status s")
+		GO_NEEDS(PROBE_HTTP2_CLIENT_CLOSE_STREAM, PROBE_HTTP2_SERVER_WRITE_STATUS);
+	/* google.golang.org/genproto/googleapis/rpc/status.Status.Code int32, .Message string: where they
+	 * lie depends on the genproto release linked (protobuf API v1: Code@0; v2: after state,
+	 * sizeCache, unknownFields), not on grpc-go's, so not from the catalog: DWARF, or the runtime
+	 * type information (spb.Status is reachable from status.Error's itab) */
+	__s32 spb_status_code GO_MEMBER("google.golang.org/genproto/googleapis/rpc/status.Status Code")
+		GO_NEEDS(PROBE_HTTP2_CLIENT_CLOSE_STREAM, PROBE_HTTP2_SERVER_WRITE_STATUS) GO_UNCATALOGUED GO_RTYPE;
+	__s32 spb_status_message GO_MEMBER("google.golang.org/genproto/googleapis/rpc/status.Status Message")
+		GO_NEEDS(PROBE_HTTP2_CLIENT_CLOSE_STREAM, PROBE_HTTP2_SERVER_WRITE_STATUS) GO_UNCATALOGUED GO_RTYPE;
 };
-_Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128 + 64, "struct go_offsets is 504 bytes");
+_Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128 + 64 + 64, "struct go_offsets is 568 bytes");
+
+/* struct binary.flags */
+enum binary_flags {
+	BINARY_STREAMS_SET = 1 << 0, /* the binary has the streams probe set: NewStream's returns start client
+				      * streams (else the header-block set: only their parents) */
+};
 
 /* A slot of the `binaries` map: a traced binary's offsets, found by the uprobe's attach cookie. */
 struct binary {
 	struct exe_key exe;
 	__u64 generation; /* the cookie's upper 32 bits; 0: the slot is free */
+	__u64 flags;      /* enum binary_flags */
 	/* The read-only PT_LOAD segment [start, end) of a position-dependent (ET_EXEC) binary, where
 	 * its string literals are; 0, 0 for a PIE (its addresses move) or when unknown. */
 	__u64 rodata_start;
@@ -298,7 +335,7 @@ struct binary {
 	__u64 name_cache[GOSPAN_NAME_CACHE_SLOTS];
 	struct go_offsets offsets;
 };
-_Static_assert(sizeof(struct binary) == 40 + 8 * GOSPAN_NAME_CACHE_SLOTS + 504, "struct binary is 800 bytes");
+_Static_assert(sizeof(struct binary) == 48 + 8 * GOSPAN_NAME_CACHE_SLOTS + 568, "struct binary is 872 bytes");
 
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
@@ -422,6 +459,18 @@ _Static_assert(sizeof(struct server_stream_ref) == 24, "struct server_stream_ref
  *   GOSPAN_IN_PROCESS           an in-process propagation probe: links a process's client calls to the
  *                               server call they are made for; attached all together or not at all,
  *                               and spans do not need them
+ *   GOSPAN_SET(set)             attached only in one probe set of grpc-go's transport: `streams` (a
+ *                               stream's start and end where grpc-go creates and closes it: the default
+ *                               for register-ABI binaries) or `headers` (every HEADERS block written and
+ *                               read: Go <= 1.16, response metadata capture, or a binary the streams set
+ *                               cannot be attached to); untagged: both
+ *   GOSPAN_PAST_GUARD           attached past the function's opening guard, `if s.swapState(streamDone)
+ *                               == streamDone { return }` (found by disassembling it: the first XCHG on
+ *                               the stream argument and the branch on its old value), where the
+ *                               arguments it reads are still in their registers: a second call for the
+ *                               same stream costs no hit
+ * The function name may list alternatives, "a|b": the probe attaches to the one the binary has (grpc-go
+ * renamed WriteStatus to writeStatus in v1.69).
  */
 #define GOSPAN_PROBE(id, function) GOSPAN_TAG("gospan:probe=" #id) GOSPAN_TAG("gospan:function=" function)
 #define GOSPAN_SERVER(copy) GOSPAN_TAG("gospan:server=" #copy)
@@ -431,6 +480,8 @@ _Static_assert(sizeof(struct server_stream_ref) == 24, "struct server_stream_ref
 #define GOSPAN_REGISTER_ABI GOSPAN_TAG("gospan:register_abi")
 #define GOSPAN_PARENTS GOSPAN_TAG("gospan:parents")
 #define GOSPAN_IN_PROCESS GOSPAN_TAG("gospan:in_process")
+#define GOSPAN_SET(set) GOSPAN_TAG("gospan:set=" #set)
+#define GOSPAN_PAST_GUARD GOSPAN_TAG("gospan:past_guard")
 
 /* Every type and enum of the contract, for user space: a type reaches the object's BTF only if
  * something in the object uses it, and grpc.bpf.c points one unused global at this. */
@@ -446,6 +497,7 @@ struct gospan_contract {
 	enum gospan_side side;
 	enum go_loc_kind loc_kind;
 	enum stream_parent_via via;
+	enum binary_flags binary_flags;
 };
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

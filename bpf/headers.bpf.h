@@ -233,6 +233,65 @@ static __always_inline int read_members(__u64 base, __s32 off_a, void *a, __u32 
 	return 0;
 }
 
+/* Appends a field named `name_id` whose value is the Go string [ptr, ptr + len) (cut to
+ * GOSPAN_VALUE_LEN, flagged), for the records built from grpc-go's structs rather than a HEADERS
+ * block. Nothing when the record is full or the name is not captured. */
+static __always_inline void string_field(enum gospan_probe probe, struct header_event *e, __u8 name_id, __u64 ptr,
+					 __s64 len)
+{
+	__u8 slot = e->field_count;
+
+	if (name_id == NAME_NOT_WANTED || slot >= GOSPAN_MAX_FIELDS)
+		return;
+	struct header_field *f = &e->fields[slot];
+	__u64 n = len < 0 ? 0 : len;
+
+	f->name_id = name_id;
+	f->flags = 0;
+	if (n > GOSPAN_VALUE_LEN) {
+		f->flags = FIELD_VALUE_TRUNCATED;
+		count(probe, COUNTER_FIELD_TRUNCATED);
+	}
+	VERIFIER_CLAMP(n, 124); /* GOSPAN_VALUE_LEN */
+	if (n && bpf_probe_read_user(f->value, n, (void *)ptr)) {
+		n = 0;
+		e->flags |= EVENT_READ_FAILED;
+	}
+	f->value_len = n;
+	e->field_count = slot + 1;
+}
+
+/* Appends a field named `name_id` whose value is `v` in decimal (a grpc-status, as on the wire). */
+static __always_inline void decimal_field(struct header_event *e, __u8 name_id, __s32 v)
+{
+	__u8 slot = e->field_count;
+	char digits[10];
+	__u32 u = v < 0 ? -(__u32)v : (__u32)v;
+	int n = 0, at = 0;
+
+	if (name_id == NAME_NOT_WANTED || slot >= GOSPAN_MAX_FIELDS)
+		return;
+	struct header_field *f = &e->fields[slot];
+
+	for (int i = 0; i < 10; i++) {
+		digits[i] = '0' + u % 10;
+		u /= 10;
+		n = i + 1;
+		if (!u)
+			break;
+	}
+	f->name_id = name_id;
+	f->flags = 0;
+	if (v < 0)
+		f->value[at++] = '-';
+	for (int i = 9; i >= 0; i--) {
+		if (i < n)
+			f->value[at++] = digits[i];
+	}
+	f->value_len = at;
+	e->field_count = slot + 1;
+}
+
 static __always_inline void init_event(struct header_event *e, enum gospan_probe probe, __u8 side,
 					       const struct exe_key *exe)
 {

@@ -169,6 +169,7 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 
 SEC("uprobe")
 GOSPAN_PROBE(PROBE_HTTP2_CLIENT_NEW_STREAM, "google.golang.org/grpc/internal/transport.(*http2Client).NewStream")
+GOSPAN_EVENT(HTTP2_CLIENT_NEW_STREAM)
 GOSPAN_AT_RETURNS
 GOSPAN_REGISTER_ABI
 GOSPAN_PARENTS
@@ -191,14 +192,17 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 		return 0;
 	}
 	__u32 caller = bpf_get_current_pid_tgid() >> 32;
+	int serving_now = bpf_map_lookup_elem(&serving, &caller) != NULL;
 
-	if (!bpf_map_lookup_elem(&serving, &caller)) {
-		count(probe, COUNTER_NO_PARENT); /* the process has never served a call */
-		return 0;
-	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	int starts = bin && (bin->flags & BINARY_STREAMS_SET);
+
+	if (!starts && !serving_now) {
+		count(probe, COUNTER_NO_PARENT); /* the process has never served a call */
 		return 0;
 	}
 	s = inner_stream(cs, off->client_stream_stream, off->client_stream_stream_ptr);
@@ -215,8 +219,36 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 		if (read_u64(&t, s + off->stream_ct + (off->stream_ct_ptr ? 0 : offsetof(struct go_iface, data))))
 			t = 0;
 	}
-	if (!t || off->http2_client_conn < 0 ||
-	    read_u64(&conn, t + off->http2_client_conn + offsetof(struct go_iface, data)) || !conn) {
+	if (!t || off->http2_client_conn < 0) {
+		count(probe, COUNTER_READ_FAILED);
+		return 0;
+	}
+	if (starts) {
+		/* the streams set: the client stream starts here, in the caller's goroutine, with its
+		 * connection's socket and its method (grpc-go's callHdr.Method, as :path) */
+		struct header_event *e = new_event(probe, SIDE_CLIENT, &exe);
+		struct go_string method = {};
+
+		if (!e)
+			return 0;
+		e->stream_id = id;
+		read_conn(probe, off, t + off->http2_client_conn, NULL, 1, e);
+		conn = e->conn_id;
+		if (off->stream_method < 0 || bpf_probe_read_user(&method, sizeof(method), (void *)(s + off->stream_method))) {
+			e->flags |= EVENT_READ_FAILED;
+			count(probe, COUNTER_READ_FAILED);
+		} else {
+			string_field(probe, e, path_id, method.ptr, method.len);
+		}
+		send(probe, e);
+		if (!serving_now) {
+			count(probe, COUNTER_NO_PARENT); /* the process has never served a call */
+			return 0;
+		}
+	} else if (read_u64(&conn, t + off->http2_client_conn + offsetof(struct go_iface, data))) {
+		conn = 0;
+	}
+	if (!conn) {
 		count(probe, COUNTER_READ_FAILED);
 		return 0;
 	}

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The probes of grpc-go's own HTTP/2 transport (google.golang.org/grpc/internal/transport), for
- * grpc.bpf.c: every grpc-go client and server.
+ * grpc.bpf.c: every grpc-go client and server. writeHeader and the client's operateHeaders make the
+ * headers probe set (every HEADERS block written and read); the server's operateHeaders (a request's
+ * headers) is in both sets (streams.bpf.h has the streams set's ends).
  */
 #ifndef GOSPAN_TRANSPORT_BPF_H
 #define GOSPAN_TRANSPORT_BPF_H
@@ -10,6 +12,7 @@ SEC("uprobe")
 GOSPAN_PROBE(PROBE_LOOPY_WRITER_WRITE_HEADER,
 	     "google.golang.org/grpc/internal/transport.(*loopyWriter).writeHeader")
 GOSPAN_EVENT(LOOPY_WRITER_WRITE_HEADER)
+GOSPAN_SET(headers)
 int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 {
 	const enum gospan_probe probe = PROBE_LOOPY_WRITER_WRITE_HEADER;
@@ -106,6 +109,7 @@ SEC("uprobe")
 GOSPAN_PROBE(PROBE_HTTP2_CLIENT_OPERATE_HEADERS,
 	     "google.golang.org/grpc/internal/transport.(*http2Client).operateHeaders")
 GOSPAN_EVENT(HTTP2_CLIENT_OPERATE_HEADERS)
+GOSPAN_SET(headers)
 int uprobe_http2_client_operate_headers(struct pt_regs *ctx)
 {
 	return operate_headers(ctx, PROBE_HTTP2_CLIENT_OPERATE_HEADERS, SIDE_CLIENT);

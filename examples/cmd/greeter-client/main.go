@@ -9,8 +9,8 @@
 //
 // and exits 0 if every call ended with the expected status code (OK, or the
 // -fail-code asked for, or DEADLINE_EXCEEDED when -deadline is shorter than
-// -delay-ms, or -expect), 1 otherwise or when it could not connect, 2 on a
-// usage error.
+// -delay-ms, or CANCELED when -cancel-after is, or -expect), 1 otherwise or when
+// it could not connect, 2 on a usage error.
 package main
 
 import (
@@ -60,6 +60,7 @@ type config struct {
 	failCode    codes.Code
 	delayMs     int
 	deadline    time.Duration
+	cancelAfter time.Duration
 	failAfter   int
 	replyCount  int
 	messages    int
@@ -124,10 +125,11 @@ func main() {
 	flag.Var(&failCode, "fail-code", "ask the server to fail with this status `code` (NOT_FOUND, INTERNAL, 5, ...)")
 	flag.IntVar(&cfg.delayMs, "delay-ms", 0, "ask the server to wait this many `ms` before its first reply")
 	flag.DurationVar(&cfg.deadline, "deadline", 0, "deadline of each call, e.g. 50ms; 0 = none")
+	flag.DurationVar(&cfg.cancelAfter, "cancel-after", 0, "cancel each call's context this long after it starts, e.g. 50ms; 0 = never")
 	flag.IntVar(&cfg.failAfter, "fail-after", 0, "streams with -fail-code: reply messages the server sends before failing (0 = trailers-only)")
 	flag.IntVar(&cfg.replyCount, "reply-count", 3, "server-stream: number of replies to ask for")
 	flag.IntVar(&cfg.messages, "messages", 3, "client-stream and bidi: number of requests sent per call")
-	flag.Var(&expect, "expect", "the status `code` every call should end with (default: derived from -fail-code, -deadline, -delay-ms)")
+	flag.Var(&expect, "expect", "the status `code` every call should end with (default: derived from -fail-code, -deadline, -cancel-after, -delay-ms)")
 	flag.BoolVar(&cfg.useTLS, "tls", false, "connect with TLS")
 	flag.StringVar(&cfg.caFile, "ca", "", "PEM CA certificate `file` to verify the server with (-tls); default: system roots")
 	flag.StringVar(&cfg.serverName, "server-name", "", "TLS server name to verify (default: the host part of -addr)")
@@ -162,6 +164,9 @@ func expectedCode(cfg config, expect codeFlag) codes.Code {
 	switch {
 	case expect.set:
 		return expect.code
+	case cfg.cancelAfter > 0 && time.Duration(cfg.delayMs)*time.Millisecond >= cfg.cancelAfter &&
+		(cfg.deadline == 0 || cfg.cancelAfter < cfg.deadline):
+		return codes.Canceled
 	case cfg.deadline > 0 && time.Duration(cfg.delayMs)*time.Millisecond >= cfg.deadline:
 		return codes.DeadlineExceeded
 	default:
@@ -189,6 +194,8 @@ func validate(cfg config) error {
 		return errors.New("-messages must be >= 1")
 	case cfg.delayMs < 0 || cfg.failAfter < 0 || cfg.replyCount < 0:
 		return errors.New("-delay-ms, -fail-after and -reply-count must be >= 0")
+	case cfg.deadline < 0 || cfg.cancelAfter < 0:
+		return errors.New("-deadline and -cancel-after must be >= 0")
 	case (cfg.caFile != "" || cfg.serverName != "") && !cfg.useTLS:
 		return errors.New("-ca and -server-name need -tls")
 	}
@@ -400,6 +407,11 @@ func call(ctx context.Context, cfg config, md metadata.MD, client greeterpb.Gree
 		ctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
+	if cfg.cancelAfter > 0 {
+		// the caller gives up on the call: grpc-go resets the stream (RST_STREAM CANCEL)
+		t := time.AfterFunc(cfg.cancelAfter, cancel)
+		defer t.Stop()
+	}
 	if md != nil {
 		ctx = metadata.NewOutgoingContext(ctx, md)
 	}

@@ -149,7 +149,7 @@ public final class GospanSidecar implements AutoCloseable {
       HeaderNames names;
       ProcessSelector selector;
       try {
-        names = HeaderNames.of(config.headers().allow());
+        names = HeaderNames.of(config.headers().allow(), config.headers().allowRequest());
         selector = new ProcessSelector(
             rules(config.discovery().instrument()), rules(config.discovery().excludeInstrument()));
       } catch (IllegalArgumentException e) {

@@ -38,6 +38,8 @@ import picocli.CommandLine.Parameters;
       "(catalog, dwarf; for a binary without module information, what grpc-go's version was inferred from and how",
       "the value was checked) or why it is missing (a reason shared by several lines is printed once, with a count),",
       "and whether the calls the binary makes while serving one are linked to it (in-process propagation).",
+      "With --config, as `gospan run --config` would trace it (offsets.prefer, and headers.allow, which needs the",
+      "headers probe set).",
       "Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
       "2 when the path is not a regular file (a FIFO, socket, device or directory is refused without being opened).",
       "Text read from the binary is printed with non-printable characters escaped (\\x1b, \\u202e)."
@@ -50,6 +52,10 @@ public final class InspectCommand implements Callable<Integer> {
 
   @Parameters(paramLabel = "PATH|PID", description = "an executable, or the pid of a running process")
   String target;
+
+  @picocli.CommandLine.Option(names = {"-c", "--config"}, paramLabel = "FILE",
+      description = "the gospan.yaml `gospan run` uses (offsets.prefer, headers.allow)")
+  Path config;
 
   PrintStream out = System.out;
   PrintStream err = System.err;
@@ -97,8 +103,20 @@ public final class InspectCommand implements Callable<Integer> {
   }
 
   private int report(Path path, GoBinary binary) throws GoBinaryException {
-    // the same inspection, with the same default preference, as `gospan run`'s discovery
-    BinaryInspection inspection = BinaryInspection.inspect(path, binary, Preference.DWARF);
+    // the same inspection, with the same settings, as `gospan run`'s discovery
+    Preference preference = Preference.DWARF;
+    boolean responseHeaders = false;
+    if (config != null) {
+      try {
+        io.gospan.receiver.config.GospanConfig c = io.gospan.receiver.config.ConfigLoader.load(config);
+        preference = c.offsets().preferCatalog() ? Preference.CATALOG : Preference.DWARF;
+        responseHeaders = !c.headers().allow().isEmpty();
+      } catch (io.gospan.receiver.config.ConfigException e) {
+        err.println("gospan inspect: " + esc(e.getMessage()));
+        return ExitCodes.USAGE;
+      }
+    }
+    BinaryInspection inspection = BinaryInspection.inspect(path, binary, preference, responseHeaders);
     out.println("binary:   " + esc(path));
     out.println("go:       " + esc(inspection.goVersion()) + " (" + (inspection.registerAbi() ? "register ABI" : "stack ABI") + ")");
     if (inspection.moduleInfo()) {
@@ -117,15 +135,26 @@ public final class InspectCommand implements Callable<Integer> {
     Optional<OffsetsResolution> resolution = inspection.resolution();
     if (resolution.isPresent()) {
       OffsetsResolution r = resolution.get();
+      out.println("probe set: " + inspection.probeSet().name().toLowerCase(Locale.ROOT)
+          + (inspection.probeSetReason() == null ? "" : " (" + esc(inspection.probeSetReason()) + ")"));
       out.println("probes:");
       Reasons refusals = new Reasons("probes");
-      inspection.plans().values().forEach(plan -> refusals.count(Reasons.tail(plan.reason())));
+      inspection.plans().values().stream().filter(plan -> plan.action() != BinaryInspection.Action.UNUSED)
+          .forEach(plan -> refusals.count(Reasons.tail(plan.reason())));
       for (BinaryInspection.ProbePlan plan : inspection.plans().values()) {
         Probe p = plan.probe();
         GoFunction f = plan.function();
         String where = f == null ? "not in binary" : String.format("0x%x (file offset 0x%x, from %s)", f.entry(), f.fileOffset(), f.source().name().toLowerCase(Locale.ROOT));
-        out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), p.function(), where,
-            plan.reason() == null ? "will attach" : refusals.say("refused: " + Reasons.head(plan.reason()), Reasons.tail(plan.reason()), ""));
+        String fate;
+        if (plan.action() == BinaryInspection.Action.UNUSED) {
+          fate = "not attached: " + esc(plan.reason());
+        } else if (plan.reason() == null) {
+          fate = "will attach" + (p.atReturns() ? " at its " + plan.returns().size() + " RET instructions"
+              : p.pastGuard() ? String.format(" past its guard, file offset 0x%x", plan.returns().get(0)) : "");
+        } else {
+          fate = refusals.say("refused: " + Reasons.head(plan.reason()), Reasons.tail(plan.reason()), "");
+        }
+        out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), f != null ? f.name() : p.function(), where, fate);
       }
       out.println("offsets:");
       Reasons missing = new Reasons("fields");

@@ -390,12 +390,14 @@ public final class ConfigLoader {
     check(!c.discovery().linger().isNegative(), "discovery.linger", "must not be negative");
     check(c.discovery().maxLingeringBinaries() >= 0, "discovery.max_lingering_binaries", "must not be negative");
 
-    List<String> allow = c.headers().allow();
-    for (int i = 0; i < allow.size(); i++) {
-      String h = allow.get(i);
-      String key = "headers.allow[" + i + "]";
-      String problem = HeaderPolicy.problem(h); // credentials by list and by rule
-      check(problem == null, key, problem);
+    for (String list : List.of("allow", "allow_request")) {
+      List<String> allow = list.equals("allow") ? c.headers().allow() : c.headers().allowRequest();
+      for (int i = 0; i < allow.size(); i++) {
+        String h = allow.get(i);
+        String key = "headers." + list + "[" + i + "]";
+        String problem = HeaderPolicy.problem(h); // credentials by list and by rule
+        check(problem == null, key, problem);
+      }
     }
 
     var s = c.streams();

@@ -66,10 +66,30 @@ public record GospanConfig(
    */
   public record Selector(String exePath, String name, Integer openPort, String containerId) {}
 
-  /** Extra request/response header names exported as {@code rpc.request.metadata.<name>} attributes. */
-  public record HeadersConfig(List<String> allow) {
+  /**
+   * Extra header names exported as {@code rpc.request.metadata.<name>} / {@code
+   * rpc.response.metadata.<name>} attributes.
+   *
+   * @param allow captured in requests, response headers and trailers (the headers probe set reads
+   *     the latter: more hits per call)
+   * @param allowRequest captured in requests only, where they are received (a server span; a client
+   *     span too when gospan sees its server): no extra hit
+   */
+  public record HeadersConfig(List<String> allow, List<String> allowRequest) {
     public HeadersConfig {
       allow = allow != null ? List.copyOf(allow) : List.of();
+      allowRequest = allowRequest != null ? List.copyOf(allowRequest) : List.of();
+    }
+
+    public HeadersConfig(List<String> allow) {
+      this(allow, List.of());
+    }
+
+    /** Every name exported as metadata. */
+    public List<String> all() {
+      java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>(allow);
+      out.addAll(allowRequest);
+      return List.copyOf(out);
     }
   }
 

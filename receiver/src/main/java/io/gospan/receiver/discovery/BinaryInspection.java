@@ -54,7 +54,9 @@ public final class BinaryInspection {
     /** Not attached: a field it needs is unresolved, or its grpc-go function is missing. */
     REFUSE,
     /** A ServeHTTP-path function of an HTTP/2 server copy the binary does not link: no refusal. */
-    ABSENT
+    ABSENT,
+    /** Resolved, but not in the probe set the binary gets ({@link #probeSet()}): not attached. */
+    UNUSED
   }
 
   /**
@@ -64,7 +66,8 @@ public final class BinaryInspection {
    * @param reason why it is not attached ({@link Action#REFUSE}, {@link Action#ABSENT}), else null
    * @param returns for a probe attached at its function's returns ({@link Probe#atReturns()}) and
    *     not refused: the file offsets of the function's {@code RET} instructions, one uprobe each
-   *     (decoded with {@link FunctionCode}); empty otherwise
+   *     (decoded with {@link FunctionCode}); for a probe attached past its function's guard ({@link
+   *     Probe#pastGuard()}): the one file offset there; empty otherwise
    */
   public record ProbePlan(Probe probe, GoFunction function, Action action, String reason, List<Long> returns) {
     public ProbePlan {
@@ -101,10 +104,12 @@ public final class BinaryInspection {
   private final OffsetsResolution resolution;
   private final Optional<long[]> readOnlyData;
   private final Map<Probe, ProbePlan> plans;
+  private final Probe.ProbeSet probeSet;
+  private final String probeSetReason;
 
   private BinaryInspection(
       Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, Optional<long[]> readOnlyData,
-      Map<Probe, Object> returns, OffsetsCatalog.BinaryVersions versions) {
+      Map<Probe, Object> returns, OffsetsCatalog.BinaryVersions versions, boolean responseHeaders) {
     this.path = path;
     this.goVersion = Printable.escape(info.goVersion());
     this.registerAbi = registerAbi;
@@ -147,7 +152,58 @@ public final class BinaryInspection {
         }
       }
     }
+    // The probe set: the streams set (fewer hits) where it can be attached, else the headers set.
+    Probe.ProbeSet set = Probe.ProbeSet.STREAMS;
+    String why = null;
+    if (!registerAbi) {
+      why = "stack ABI (Go <= 1.16)";
+    } else if (responseHeaders) {
+      why = "response metadata is captured (headers.allow): only the headers set reads response headers and trailers";
+    } else if (resolution != null && !resolution.values().containsKey(ProbeField.STREAM_METHOD)) {
+      // NewStream's record names the client stream's method: without it the set gives no span name
+      why = "stream_method unresolved: " + resolution.missing().getOrDefault(ProbeField.STREAM_METHOD, "unknown");
+    } else if (resolution != null) {
+      for (Probe probe : Probe.grpcTransport(Probe.ProbeSet.STREAMS)) {
+        ProbePlan x = p.get(probe);
+        if (x.action() != Action.ATTACH) {
+          why = probe.name().toLowerCase(Locale.ROOT) + " " + (x.reason() == null ? "not attached" : x.reason());
+          break;
+        }
+      }
+    }
+    if (why != null) {
+      set = Probe.ProbeSet.HEADERS;
+    }
+    for (Probe probe : Probe.values()) {
+      ProbePlan x = p.get(probe);
+      if (!probe.inSet(set) && x.action() != Action.ABSENT) {
+        p.put(probe, new ProbePlan(probe, x.function(), Action.UNUSED, "in the " + other(set).name().toLowerCase(Locale.ROOT)
+            + " probe set only" + (x.reason() == null ? "" : " (" + x.reason() + ")")));
+      }
+    }
+    this.probeSet = set;
+    this.probeSetReason = why;
     this.plans = Collections.unmodifiableMap(p);
+  }
+
+  private static Probe.ProbeSet other(Probe.ProbeSet s) {
+    return s == Probe.ProbeSet.STREAMS ? Probe.ProbeSet.HEADERS : Probe.ProbeSet.STREAMS;
+  }
+
+  /**
+   * The probe set of grpc-go's transport the binary gets: {@link Probe.ProbeSet#STREAMS} (a stream's
+   * start and end where grpc-go creates and closes it: 2 hits per unary call on a client, 3 on a
+   * server with in-process propagation) whenever it can be attached, else {@link
+   * Probe.ProbeSet#HEADERS} (every HEADERS block: 3 and 3, plus the in-process probes), see {@link
+   * #probeSetReason()}.
+   */
+  public Probe.ProbeSet probeSet() {
+    return probeSet;
+  }
+
+  /** Why the binary gets the headers set (the stack ABI, response metadata wanted, a streams-set probe refused); null for the streams set. */
+  public String probeSetReason() {
+    return probeSetReason;
   }
 
   /**
@@ -163,7 +219,7 @@ public final class BinaryInspection {
     if (refusal == null && probe.registerAbiOnly() && !registerAbi) {
       refusal = "stack ABI (Go <= 1.16): the probe reads Go's register ABI (g in R14, results in RAX)";
     }
-    if (refusal == null && probe.atReturns()) {
+    if (refusal == null && (probe.atReturns() || probe.pastGuard())) {
       if (returns instanceof String why) {
         refusal = why;
       } else if (returns instanceof List<?> l && l.isEmpty()) {
@@ -174,7 +230,7 @@ public final class BinaryInspection {
       return new ProbePlan(probe, f, probe.serveHttp() && f == null ? Action.ABSENT : Action.REFUSE, refusal);
     }
     List<Long> rets = new ArrayList<>();
-    if (probe.atReturns() && returns instanceof List<?> l) {
+    if ((probe.atReturns() || probe.pastGuard()) && returns instanceof List<?> l) {
       l.forEach(o -> rets.add((Long) o));
     }
     return new ProbePlan(probe, f, probe.writeField() ? Action.DEFER : Action.ATTACH, null, rets);
@@ -192,6 +248,10 @@ public final class BinaryInspection {
     }
     for (Probe probe : Probe.values()) {
       GoFunction f = r.functions().get(probe);
+      if (probe.pastGuard() && f != null) {
+        out.put(probe, pastGuard(b, r, probe, f));
+        continue;
+      }
       if (!probe.atReturns() || f == null) {
         continue;
       }
@@ -209,6 +269,48 @@ public final class BinaryInspection {
     return out;
   }
 
+  private static final String[] DWARF_REGISTERS = {
+    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"};
+
+  /**
+   * The file offset past a past-guard probe's guard ({@link FunctionCode#pastGuard}), as a one-element
+   * list, or why there is none: the probe reads its arguments there, so each must be in a register
+   * (the register ABI) that nothing before the guard writes; the guard swaps the argument {@code s}.
+   */
+  private static Object pastGuard(GoBinary b, OffsetsResolution r, Probe probe, GoFunction f) {
+    java.util.Set<String> keep = new java.util.HashSet<>();
+    String base = null;
+    for (ProbeField field : ProbeField.values()) {
+      if (field.kind() != ProbeField.Kind.ARGUMENT || field.probe() != probe) {
+        continue;
+      }
+      io.gospan.offsets.resolve.FieldValue v = r.values().get(field);
+      if (v == null) {
+        return "argument " + field.path().get(0) + " unresolved"; // refused for it anyway
+      }
+      if (!v.location().register() || v.location().dwarfRegister() < 0 || v.location().dwarfRegister() > 15) {
+        return "argument " + field.path().get(0) + " is not in a general register at entry (" + v + ")";
+      }
+      String reg = DWARF_REGISTERS[v.location().dwarfRegister()];
+      keep.add(reg);
+      if (field.path().get(0).equals("s")) {
+        base = reg;
+      }
+    }
+    if (base == null) {
+      return "no argument s: the guard is not where it is looked for";
+    }
+    try {
+      FunctionCode.Guard g = FunctionCode.pastGuard(b, f, base, keep);
+      if (!g.found()) {
+        return "its guard was not found: " + Printable.escape(g.reason());
+      }
+      return List.of(f.fileOffset() + (g.address() - f.entry()));
+    } catch (GoBinaryException | RuntimeException e) {
+      return "its code cannot be decoded to find its guard: " + Printable.escape(e.getMessage());
+    }
+  }
+
   /**
    * Reads a binary: build info, and, when it links grpc-go (or says nothing of its modules), the
    * probed functions and the offsets (the embedded catalog and its DWARF, {@code preference}
@@ -221,13 +323,27 @@ public final class BinaryInspection {
    * @throws IOException when it cannot be read
    */
   public static BinaryInspection inspect(Path exe, Preference preference) throws IOException {
+    return inspect(exe, preference, false);
+  }
+
+  /**
+   * As {@link #inspect(Path, Preference)}; {@code responseHeaders}: response metadata is captured
+   * ({@code headers.allow}), which only the headers probe set reads, so every binary gets that set.
+   */
+  public static BinaryInspection inspect(Path exe, Preference preference, boolean responseHeaders) throws IOException {
     try (GoBinary b = GoBinary.open(exe)) {
-      return inspect(exe, b, preference);
+      return inspect(exe, b, preference, responseHeaders);
     }
   }
 
   /** As {@link #inspect(Path, Preference)}, on a binary already open. */
   public static BinaryInspection inspect(Path exe, GoBinary b, Preference preference) throws GoBinaryException {
+    return inspect(exe, b, preference, false);
+  }
+
+  /** As {@link #inspect(Path, Preference, boolean)}, on a binary already open. */
+  public static BinaryInspection inspect(Path exe, GoBinary b, Preference preference, boolean responseHeaders)
+      throws GoBinaryException {
     BuildInfo info = b.buildInfo();
     boolean grpcLinked = !info.hasModuleInfo()
         || info.dependency("google.golang.org/grpc").isPresent()
@@ -242,7 +358,7 @@ public final class BinaryInspection {
       }
     }
     return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? b.elf().readOnlyData() : Optional.empty(),
-        returns(b, r), versions);
+        returns(b, r), versions, responseHeaders);
   }
 
   /** The path inspected. */
@@ -336,13 +452,16 @@ public final class BinaryInspection {
   /** grpc-go's client side: a span per call the binary makes. */
   public boolean clientSpans() {
     Set<Probe> ok = attachable();
-    return ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_CLIENT_OPERATE_HEADERS);
+    return probeSet == Probe.ProbeSet.STREAMS
+        ? ok.contains(Probe.HTTP2_CLIENT_NEW_STREAM) && ok.contains(Probe.HTTP2_CLIENT_CLOSE_STREAM)
+        : ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_CLIENT_OPERATE_HEADERS);
   }
 
   /** grpc-go's own HTTP/2 server: a span per call the binary serves. */
   public boolean serverSpans() {
     Set<Probe> ok = attachable();
-    return ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_SERVER_OPERATE_HEADERS);
+    return ok.contains(Probe.HTTP2_SERVER_OPERATE_HEADERS) && ok.contains(probeSet == Probe.ProbeSet.STREAMS
+        ? Probe.HTTP2_SERVER_WRITE_STATUS : Probe.LOOPY_WRITER_WRITE_HEADER);
   }
 
   /**
@@ -412,7 +531,7 @@ public final class BinaryInspection {
     String why = "";
     if (resolution != null) {
       // the first refusal of grpc-go's own probes says why (the ServeHTTP ones are optional paths)
-      for (Probe p : Probe.grpcTransport()) {
+      for (Probe p : Probe.grpcTransport(probeSet)) {
         ProbePlan plan = plans.get(p);
         if (plan.action() == Action.REFUSE) {
           why = ": " + p.name().toLowerCase(Locale.ROOT) + " refused: " + plan.reason();

@@ -129,7 +129,7 @@ public final class ProbeAttacher implements AutoCloseable {
     OffsetsResolution r = inspection.resolution().orElseThrow();
     while (true) {
       try {
-        probes.putBinary(key, ProbeOffsets.toGoOffsets(r), inspection.readOnlyData());
+        probes.putBinary(key, ProbeOffsets.toGoOffsets(r), inspection.readOnlyData(), inspection.probeSet());
         break;
       } catch (IllegalStateException e) { // every slot taken
         if (lingering.isEmpty()) {
@@ -151,7 +151,7 @@ public final class ProbeAttacher implements AutoCloseable {
       } else if (plan.action() == BinaryInspection.Action.ATTACH) {
         tried++;
         try {
-          attached.put(probe, probe.atReturns()
+          attached.put(probe, probe.atReturns() || probe.pastGuard()
               ? probes.attachAt(ProbeOffsets.probe(probe), key, exe, plan.returns())
               : probes.attach(ProbeOffsets.probe(probe), key, exe, plan.function().fileOffset()));
         } catch (ProbeException e) {

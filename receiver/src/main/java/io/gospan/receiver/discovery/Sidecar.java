@@ -97,7 +97,7 @@ public final class Sidecar implements AutoCloseable {
     this.tracer =
         new Tracer(
             options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()), listener,
-            options.maxSkippedBinaries(), options.preference());
+            options.maxSkippedBinaries(), options.preference(), options.headerNames().capturesResponses());
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     poller.setDaemon(true);
   }

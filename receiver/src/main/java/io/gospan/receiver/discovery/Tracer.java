@@ -102,6 +102,7 @@ public final class Tracer implements AutoCloseable {
   private boolean noPrivilegesSaid;
   private final Listener listener;
   private final Preference preference;
+  private final boolean responseHeaders;
   private final ProcessWatcher watcher;
 
   /** pid → binary, for traced processes: written by the discovery thread, read by any. */
@@ -131,6 +132,17 @@ public final class Tracer implements AutoCloseable {
   public Tracer(
       ProcFs procFs, ProcessSelector selector, ProbeAttacher attacher, Listener listener, int maxSkipped,
       Preference preference) {
+    this(procFs, selector, attacher, listener, maxSkipped, preference, false);
+  }
+
+  /**
+   * As above; {@code responseHeaders}: response metadata is captured ({@code headers.allow}), so
+   * every binary gets the headers probe set ({@link BinaryInspection#probeSet()}).
+   */
+  public Tracer(
+      ProcFs procFs, ProcessSelector selector, ProbeAttacher attacher, Listener listener, int maxSkipped,
+      Preference preference, boolean responseHeaders) {
+    this.responseHeaders = responseHeaders;
     this.procFs = procFs;
     this.selector = selector;
     this.attacher = attacher;
@@ -378,7 +390,7 @@ public final class Tracer implements AutoCloseable {
     inspections.increment();
     BinaryInspection inspection;
     try {
-      inspection = BinaryInspection.inspect(exe, preference);
+      inspection = BinaryInspection.inspect(exe, preference, responseHeaders);
     } catch (NotGoBinaryException e) {
       return skip(p, "not a Go binary");
     } catch (GoBinaryException e) {

@@ -385,7 +385,7 @@ public final class Pipeline implements AutoCloseable {
     }
   }
 
-  /** The assembler's settings from the configuration's {@code streams.*}, {@code semconv.rpc}, {@code headers.allow}. */
+  /** The assembler's settings from the configuration's {@code streams.*}, {@code semconv.rpc}, {@code headers.allow*}. */
   public static SpanAssembler.Settings assemblerSettings(GospanConfig c) {
     return new SpanAssembler.Settings(
         c.streams().timeout(),
@@ -393,7 +393,7 @@ public final class Pipeline implements AutoCloseable {
         c.streams().linkWait(),
         c.streams().maxPendingLinks(),
         rpcSemconv(c),
-        Set.copyOf(c.headers().allow()));
+        Set.copyOf(c.headers().all()));
   }
 
   /** The configuration's {@code semconv.rpc} as span assembly and RED metrics take it. */

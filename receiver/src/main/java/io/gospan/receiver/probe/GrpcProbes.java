@@ -165,9 +165,13 @@ public final class GrpcProbes implements AutoCloseable {
           "wakeup_bytes",
           ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(ringBufferBytes / 4).array());
       // Response headers before the trailers matter only for extra (allow-listed) metadata.
-      obj.setGlobal("capture_response_headers", new byte[] {(byte) (names.hasExtras() ? 1 : 0)});
+      obj.setGlobal("capture_response_headers", new byte[] {(byte) (names.capturesResponses() ? 1 : 0)});
       // An HTTP/2 server's requests are recorded only when their content-type is gRPC's.
       obj.setGlobal("content_type_id", new byte[] {(byte) names.names().indexOf("content-type")});
+      // The streams set's records carry the method and the status in these fields.
+      obj.setGlobal("path_id", new byte[] {(byte) names.names().indexOf(":path")});
+      obj.setGlobal("grpc_status_id", new byte[] {(byte) names.names().indexOf("grpc-status")});
+      obj.setGlobal("grpc_message_id", new byte[] {(byte) names.names().indexOf("grpc-message")});
       obj.load();
       return new GrpcProbes(obj, options);
     } catch (RuntimeException e) {
@@ -219,6 +223,14 @@ public final class GrpcProbes implements AutoCloseable {
    * @throws IllegalStateException when every slot (GrpcLayouts.BINARY_SLOTS) is taken
    */
   public void putBinary(ExeKey key, GoOffsets goOffsets, Optional<long[]> readOnlyData) {
+    putBinary(key, goOffsets, readOnlyData, Probe.ProbeSet.HEADERS);
+  }
+
+  /**
+   * As {@link #putBinary(ExeKey, GoOffsets, Optional)}, for a binary with probe set {@code set}: in
+   * the streams set its NewStream probe starts client streams.
+   */
+  public void putBinary(ExeKey key, GoOffsets goOffsets, Optional<long[]> readOnlyData, Probe.ProbeSet set) {
     byte[] offsetBytes = goOffsets.toBytes();
     synchronized (cookies) {
       Long cookie = cookies.get(key);
@@ -236,6 +248,7 @@ public final class GrpcProbes implements AutoCloseable {
       ByteBuffer b = GrpcLayouts.BINARY.allocate();
       b.put(GrpcLayouts.BINARY.offset("exe"), key.toBytes());
       b.putLong(GrpcLayouts.BINARY.offset("generation"), cookie >>> 32);
+      b.putLong(GrpcLayouts.BINARY.offset("flags"), set == Probe.ProbeSet.STREAMS ? GrpcConstants.BINARY_STREAMS_SET : 0);
       readOnlyData.ifPresent(r -> {
         b.putLong(GrpcLayouts.BINARY.offset("rodata_start"), r[0]);
         b.putLong(GrpcLayouts.BINARY.offset("rodata_end"), r[1]);

@@ -81,14 +81,15 @@ public final class HeaderEventDecoder {
 
   /**
    * Whether a record (little-endian, position 0) is a {@code struct stream_parent_event}: its
-   * probe sends those ({@code GOSPAN_PARENTS}).
+   * probe sends those ({@code GOSPAN_PARENTS}) and it is shorter than a {@code struct header_event}'s
+   * fixed part (the NewStream probe sends both kinds in the streams set).
    */
   public static boolean isStreamParent(ByteBuffer b) {
     if (b.remaining() <= PROBE_BYTE) {
       return false;
     }
     GrpcProbe p = GrpcProbe.ofId(Byte.toUnsignedInt(b.get(PROBE_BYTE)));
-    return p != null && p.sendsStreamParents();
+    return p != null && p.sendsStreamParents() && (p.eventKind() == null || b.remaining() < EventRecord.FIXED_SIZE);
   }
 
   /**

@@ -39,10 +39,13 @@ public final class HeaderNames {
 
   private final List<String> names;
   private final Set<String> extras;
+  /** Of {@link #extras}: those captured in requests only ({@code headers.allow_request}). */
+  private final Set<String> requestOnly;
 
-  private HeaderNames(List<String> names, Set<String> extras) {
+  private HeaderNames(List<String> names, Set<String> extras, Set<String> requestOnly) {
     this.names = List.copyOf(names);
     this.extras = Set.copyOf(extras);
+    this.requestOnly = Set.copyOf(requestOnly);
   }
 
   /**
@@ -53,9 +56,26 @@ public final class HeaderNames {
    *     255 names
    */
   public static HeaderNames of(Collection<String> extra) {
+    return of(extra, List.of());
+  }
+
+  /**
+   * The defaults plus {@code extra} (the config's {@code headers.allow}: captured in requests,
+   * response headers and trailers) plus {@code requestOnly} ({@code headers.allow_request}: captured
+   * in requests only), in that order; a name in both lists is captured everywhere.
+   *
+   * @throws IllegalArgumentException as {@link #of(Collection)}
+   */
+  public static HeaderNames of(Collection<String> extra, Collection<String> requestOnly) {
     Set<String> all = new LinkedHashSet<>(DEFAULTS);
     Set<String> extras = new LinkedHashSet<>();
-    for (String raw : extra) {
+    Set<String> both = new LinkedHashSet<>();
+    java.util.List<String> given = new ArrayList<>(extra);
+    given.addAll(requestOnly);
+    int bothCount = extra.size();
+    int at = 0;
+    for (String raw : given) {
+      boolean isBoth = at++ < bothCount;
       String n = raw.strip();
       HeaderPolicy.requireCapturable(n);
       if (n.length() >= GrpcLayouts.NAME_LEN) {
@@ -64,20 +84,34 @@ public final class HeaderNames {
       }
       all.add(n);
       extras.add(n);
+      if (isBoth) {
+        both.add(n);
+      }
     }
     if (all.size() > 255) {
       throw new IllegalArgumentException("at most 255 header names can be captured, got " + all.size());
     }
-    return new HeaderNames(new ArrayList<>(all), extras);
+    Set<String> onlyRequests = new LinkedHashSet<>(extras);
+    onlyRequests.removeAll(both);
+    return new HeaderNames(new ArrayList<>(all), extras, onlyRequests);
   }
 
   public static HeaderNames defaults() {
     return of(List.of());
   }
 
-  /** Whether names beyond {@link #DEFAULTS} are captured (the configuration's allow-list). */
+  /** Whether names beyond {@link #DEFAULTS} are captured (the configuration's allow-lists). */
   public boolean hasExtras() {
     return names.size() > DEFAULTS.size();
+  }
+
+  /**
+   * Whether names beyond {@link #DEFAULTS} are captured in response headers and trailers
+   * ({@code headers.allow}): only the headers probe set reads those, and the response headers before
+   * the trailers are then recorded too.
+   */
+  public boolean capturesResponses() {
+    return extras.size() > requestOnly.size();
   }
 
   /** The names, index = id. */
@@ -120,7 +154,7 @@ public final class HeaderNames {
     for (String n : names) {
       boolean wanted;
       if (extras.contains(n)) {
-        wanted = true; // metadata the configuration allows: in requests or responses
+        wanted = request || !requestOnly.contains(n); // metadata the configuration allows
       } else if (request) {
         wanted = !RESPONSE_DEFAULTS.contains(n) && !n.equals(CONTENT_TYPE);
       } else {

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * two client spans (one made in the handler's goroutine with its ctx, one in an errgroup
  * goroutine) → the server's two server spans; for at least 99 % of the calls. The relay's
  * background calls (context.Background(), request header {@code relay-call: background},
- * captured through {@code headers.allow}) are roots.
+ * captured through {@code headers.allow_request}: the streams probe set) are roots.
  *
  * <p>Stripped builds (offsets from the catalog) and Go 1.16 (stack ABI): every span is still
  * there, linked across processes as today; whether the relay's client spans are linked to the
@@ -104,7 +104,7 @@ class RelayPropagationIT {
     Files.writeString(config, "discovery:\n  instrument:\n    - exe_path: \""
         + ExampleApps.repoRoot().resolve("examples/bin").toRealPath() + "/**\"\n"
         + "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + receiver.endpoint() + "\n"
-        + "  batch:\n    schedule_delay: 200ms\nheaders:\n  allow: [relay-call]\nmetrics:\n  enabled: false\n"
+        + "  batch:\n    schedule_delay: 200ms\nheaders:\n  allow_request: [relay-call]\nmetrics:\n  enabled: false\n"
         + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n");
     gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-jar", jar.toString(), "run", "--config", config.toString())

@@ -190,6 +190,16 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void requestOnlyHeadersAreTheirOwnListCheckedTheSameWay() {
+    GospanConfig c = parse("headers:\n  allow: [user-agent]\n  allow_request: [x-request-id, user-agent]\n");
+    assertThat(c.headers().allow()).containsExactly("user-agent");
+    assertThat(c.headers().allowRequest()).containsExactly("x-request-id", "user-agent");
+    assertThat(c.headers().all()).containsExactly("user-agent", "x-request-id");
+    assertThat(parse("headers: {}\n").headers().allowRequest()).isEmpty();
+    assertProblem("headers:\n  allow_request: [x-request-id, x-auth-token]\n", "headers.allow_request[1]", "credentials");
+  }
+
+  @Test
   void theRetryCounterIsNoCredential() {
     assertThat(parse("headers:\n  allow: [grpc-previous-rpc-attempts, user-agent]\n").headers().allow())
         .containsExactly("grpc-previous-rpc-attempts", "user-agent");

@@ -120,6 +120,21 @@ class HeaderEventDecoderTest {
   }
 
   @Test
+  void newStreamSendsBothKindsOfRecordToldApartByTheirSize() {
+    // the streams set: NewStream's start record (a header event with :path), then the StreamParent
+    ByteBuffer start = record(1, EventRecord.FIXED_SIZE + GrpcLayouts.HEADER_FIELD.size(), ":path", "/a.B/C");
+    start.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.HTTP2_CLIENT_NEW_STREAM.id());
+    start.put(GrpcLayouts.HEADER_EVENT.offset("side"), (byte) GrpcConstants.SIDE_CLIENT);
+    assertThat(HeaderEventDecoder.isStreamParent(start)).isFalse();
+    HeaderEvent e = decoder.decode(start);
+    assertThat(e.probe()).isEqualTo(io.gospan.receiver.event.ProbeKind.HTTP2_CLIENT_NEW_STREAM);
+    assertThat(e.header(":path")).isEqualTo("/a.B/C");
+    ByteBuffer parent = parentRecord(GrpcConstants.VIA_GOROUTINE, 1, 1, 2, 3);
+    assertThat(parent.get(at("probe"))).isEqualTo((byte) GrpcProbe.HTTP2_CLIENT_NEW_STREAM.id());
+    assertThat(HeaderEventDecoder.isStreamParent(parent)).isTrue();
+  }
+
+  @Test
   void aStreamParentRecordThatNamesNoStreamIsMalformed() {
     assertThat(decoder.decodeStreamParent(parentRecord(9, 1, 1, 2, 3))).as("unknown via").isNull();
     assertThat(decoder.decodeStreamParent(parentRecord(0, 0, 1, 2, 3))).as("no connection").isNull();

@@ -38,6 +38,21 @@ class HeaderNamesTest {
   }
 
   @Test
+  void requestOnlyMetadataIsReadOnRequestsAloneAndNeedsNoResponseProbe() {
+    HeaderNames names = HeaderNames.of(List.of(), List.of("x-request-id"));
+    assertThat(names.requestLengthMask()).isEqualTo(bits(5, 10, 11, 12));
+    assertThat(names.responseLengthMask()).isEqualTo(bits(7, 11, 12));
+    assertThat(names.hasExtras()).isTrue();
+    assertThat(names.capturesResponses()).isFalse();
+    HeaderNames both = HeaderNames.of(List.of("user-agent"), List.of("x-request-id", "user-agent"));
+    assertThat(both.names()).containsSubsequence("user-agent", "x-request-id");
+    assertThat(both.responseLengthMask()).isEqualTo(bits(7, 10, 11, 12)); // user-agent, in both lists: everywhere
+    assertThat(both.capturesResponses()).isTrue();
+    assertThat(HeaderNames.defaults().capturesResponses()).isFalse();
+    assertThatThrownBy(() -> HeaderNames.of(List.of(), List.of("cookie"))).hasMessageContaining("credentials");
+  }
+
+  @Test
   void allowingContentTypeReadsItOnEveryRequest() {
     HeaderNames names = HeaderNames.of(List.of("content-type"));
     assertThat(names.requestLengthMask()).isEqualTo(bits(5, 10, 11, 12));

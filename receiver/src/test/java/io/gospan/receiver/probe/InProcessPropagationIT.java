@@ -148,7 +148,21 @@ class InProcessPropagationIT {
    * drives {@code perKind} calls of each of the four kinds through it with the example client,
    * stops it, and returns what the session collected.
    */
+  /** Where a stream starts and ends in a probe set: client start, client end, server start, server end. */
+  static ProbeKind[] kinds(Probe.ProbeSet set) {
+    return set == Probe.ProbeSet.STREAMS
+        ? new ProbeKind[] {ProbeKind.HTTP2_CLIENT_NEW_STREAM, ProbeKind.HTTP2_CLIENT_CLOSE_STREAM,
+            ProbeKind.HTTP2_SERVER_OPERATE_HEADERS, ProbeKind.HTTP2_SERVER_WRITE_STATUS}
+        : new ProbeKind[] {ProbeKind.LOOPY_WRITER_WRITE_HEADER, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS,
+            ProbeKind.HTTP2_SERVER_OPERATE_HEADERS, ProbeKind.LOOPY_WRITER_WRITE_HEADER};
+  }
+
   static RelayRun relayEveryKind(ProbeSession session, Path dir, String upstream, int perKind) throws Exception {
+    return relayEveryKind(session, dir, upstream, perKind, Probe.ProbeSet.HEADERS);
+  }
+
+  static RelayRun relayEveryKind(ProbeSession session, Path dir, String upstream, int perKind, Probe.ProbeSet set)
+      throws Exception {
     long relayPid;
     try (Relay relay = startRelay(dir, upstream, "50ms")) {
       relayPid = relay.pid();
@@ -162,8 +176,7 @@ class InProcessPropagationIT {
     synchronized (session.parents) {
       parents = new ArrayList<>(session.parents);
     }
-    List<Stream> served = streams(events, relayPid, Side.SERVER, ProbeKind.HTTP2_SERVER_OPERATE_HEADERS,
-        ProbeKind.LOOPY_WRITER_WRITE_HEADER);
+    List<Stream> served = streams(events, relayPid, Side.SERVER, kinds(set)[2], kinds(set)[3]);
     served.removeIf(s -> s.path == null || !s.path.startsWith("/greeter.Greeter/"));
     return new RelayRun(relayPid, events, parents, served);
   }
@@ -176,16 +189,26 @@ class InProcessPropagationIT {
 
   @Test
   void relayClientStreamsNameTheServerStreamTheyAreMadeFor() throws Exception {
+    linking(new ProbeSession(), Probe.ProbeSet.HEADERS);
+  }
+
+  @Test
+  void relayClientStreamsNameTheServerStreamTheyAreMadeForInTheStreamsSet() throws Exception {
+    linking(new ProbeSession(ProbeSession.STREAMS), Probe.ProbeSet.STREAMS);
+  }
+
+  static void linking(ProbeSession probeSession, Probe.ProbeSet set) throws Exception {
     Path server = bin.resolve("greeter-server");
     Path relayBin = bin.resolve("greeter-relay");
-    BinaryInspection relayInspection = BinaryInspection.inspect(relayBin, Preference.DWARF);
+    BinaryInspection relayInspection = probeSession.inspect(relayBin);
+    assertThat(relayInspection.probeSet()).isEqualTo(set);
     assertThat(relayInspection.inProcessLinking()).startsWith("yes (ctx walk, goroutine, parent goroutine)");
     List<Long> rets = relayInspection.plans().get(Probe.HTTP2_CLIENT_NEW_STREAM).returns();
     assertThat(rets).as("NewStream's RET instructions").hasSizeGreaterThan(1);
     System.out.printf("greeter-relay (%s, grpc-go %s): NewStream probed at its %d RET instructions%n",
         relayInspection.goVersion(), relayInspection.grpcVersionOrUnknown(), rets.size());
 
-    try (ProbeSession session = new ProbeSession();
+    try (ProbeSession session = probeSession;
         ExampleApps.Server upstream = ExampleApps.startServer(bin)) {
       session.trace(server).trace(relayBin).trace(bin.resolve("greeter-client"));
       assertThat(session.attacher.binary(ExeKey.of(relayBin)).orElseThrow().attached())
@@ -200,13 +223,18 @@ class InProcessPropagationIT {
         ExampleApps.runClient(bin, relay.address(), "-rpc", "unary", "-n", Integer.toString(n));
         session.pollUntil(e -> false, 300);
         Map<GrpcProbe, Long> after = hits(session.probes);
-        System.out.printf("probe hits per unary call (client -> relay -> server, 3 processes traced, %d calls):%n", n);
+        System.out.printf("%s set: probe hits per unary call (client -> relay -> server, 3 processes traced, %d calls):%n",
+            set.name().toLowerCase(java.util.Locale.ROOT), n);
+        long all = 0;
         for (GrpcProbe p : GrpcProbe.values()) {
           long d = after.get(p) - before.get(p);
+          all += d;
           if (d > 0) {
             System.out.printf("  %-30s %.2f%n", p.name().toLowerCase(java.util.Locale.ROOT), (double) d / n);
           }
         }
+        // 3 streams per client call (client -> relay, relay -> server twice), each with a client and a server end
+        System.out.printf("  per stream, both ends together: %.2f hits%n", all / (3.0 * n));
         // Per client call the relay serves 1 call and the server 2 (handleStream: 3 hits); the
         // client makes 1 stream and the relay 2 (NewStream: 3 hits, at its success RET).
         // A margin of 5 for what else grpc-go may do meanwhile.
@@ -214,19 +242,27 @@ class InProcessPropagationIT {
             .isBetween(3L * n, 3L * n + 5);
         assertThat(after.get(GrpcProbe.HTTP2_CLIENT_NEW_STREAM) - before.get(GrpcProbe.HTTP2_CLIENT_NEW_STREAM))
             .isBetween(3L * n, 3L * n + 5);
+        if (set == Probe.ProbeSet.STREAMS) {
+          // a client stream: NewStream, closeStream (once: past its guard); a server stream:
+          // operateHeaders, handleStream, writeStatus
+          for (GrpcProbe p : List.of(GrpcProbe.HTTP2_CLIENT_CLOSE_STREAM, GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS,
+              GrpcProbe.HTTP2_SERVER_WRITE_STATUS)) {
+            assertThat(after.get(p) - before.get(p)).as("%s", p).isBetween(3L * n, 3L * n + 5);
+          }
+          assertThat(all).as("hits per stream, both ends").isBetween(5L * 3 * n, 5L * 3 * n + 15);
+        }
       }
       session.events.clear();
       session.parents.clear();
 
       // Linking: every kind of call, background calls every 50 ms alongside.
       int perKind = 100;
-      RelayRun run = relayEveryKind(session, bin, upstream.address(), perKind);
+      RelayRun run = relayEveryKind(session, bin, upstream.address(), perKind, set);
       long relayPid = run.relayPid();
       List<HeaderEvent> events = run.events();
       List<StreamParent> parents = run.parents();
       List<Stream> served = run.served();
-      List<Stream> calls = streams(events, relayPid, Side.CLIENT, ProbeKind.LOOPY_WRITER_WRITE_HEADER,
-          ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS);
+      List<Stream> calls = streams(events, relayPid, Side.CLIENT, kinds(set)[0], kinds(set)[1]);
       assertThat(served).as("calls the relay served").hasSize(4 * perKind);
 
       Map<List<Object>, StreamParent> parentOf = new HashMap<>();
@@ -348,10 +384,11 @@ class InProcessPropagationIT {
    */
   @Test
   void strippedBuildsAreLinkedThroughTheCtxWalk() throws Exception {
-    Path dir = ExampleApps.repoRoot().resolve("examples/bin/go1.26.8-grpc1.85.0-stripped");
+    Path dir = ExampleApps.build("--stripped");
     Path relayBin = dir.resolve("greeter-relay");
     assertThat(relayBin).as("examples/build.sh --stripped builds the relay").isExecutable();
     BinaryInspection inspection = BinaryInspection.inspect(relayBin, Preference.DWARF);
+    assertThat(inspection.probeSet()).as("the streams set from the catalog").isEqualTo(Probe.ProbeSet.STREAMS);
     String linking = inspection.inProcessLinking();
     System.out.println("stripped greeter-relay: calls linked inside the process: " + linking);
     assertThat(linking).isEqualTo("yes (ctx walk)");
@@ -359,10 +396,10 @@ class InProcessPropagationIT {
     assertThat(inspection.probes(BinaryInspection.Action.ATTACH)).containsAll(Probe.inProcessLinking());
 
     int perKind = 20;
-    try (ProbeSession session = new ProbeSession();
+    try (ProbeSession session = new ProbeSession(ProbeSession.STREAMS);
         ExampleApps.Server upstream = ExampleApps.startServer(dir)) {
       session.trace(dir.resolve("greeter-server")).trace(relayBin);
-      RelayRun run = relayEveryKind(session, dir, upstream.address(), perKind);
+      RelayRun run = relayEveryKind(session, dir, upstream.address(), perKind, Probe.ProbeSet.STREAMS);
       long relayPid = run.relayPid();
       List<StreamParent> parents = run.parents();
       List<Stream> served = run.served();

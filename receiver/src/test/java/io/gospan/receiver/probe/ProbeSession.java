@@ -30,9 +30,18 @@ final class ProbeSession implements AutoCloseable {
 
   /**
    * Extra header names, so every event is recorded (response headers before the trailers too)
-   * and allowed metadata is captured on requests (user-agent).
+   * and allowed metadata is captured on requests (user-agent). Response metadata: binaries get the
+   * headers probe set.
    */
   static final HeaderNames ALL_EVENTS = HeaderNames.of(List.of("x-gospan-test", "user-agent"));
+
+  /**
+   * The same names captured in requests only ({@code headers.allow_request}): register-ABI binaries
+   * get the streams probe set.
+   */
+  static final HeaderNames STREAMS = HeaderNames.of(List.of(), List.of("x-gospan-test", "user-agent"));
+
+  private final HeaderNames names;
 
   ProbeSession() {
     this(ALL_EVENTS);
@@ -44,6 +53,7 @@ final class ProbeSession implements AutoCloseable {
 
   /** With another build of grpc.bpf.c (e.g. {@code test/grpc_compat.bpf.o}). */
   ProbeSession(String object, HeaderNames names) {
+    this.names = names;
     probes =
         GrpcProbes.open(
             GrpcProbes.Options.of(names, 1 << 24, e -> {
@@ -73,17 +83,23 @@ final class ProbeSession implements AutoCloseable {
    * (its offsets rewritten, in a new slot if its slot was freed); its links stay.
    */
   ProbeSession trace(Path binary) throws Exception {
-    BinaryInspection inspection = BinaryInspection.inspect(binary, Preference.DWARF);
-    assertThat(inspection.attachable()).as("%s: %s", binary, inspection.refused()).containsAll(Probe.grpcTransport());
+    BinaryInspection inspection = inspect(binary);
+    Probe.ProbeSet set = inspection.probeSet();
+    assertThat(inspection.attachable()).as("%s: %s", binary, inspection.refused()).containsAll(Probe.grpcTransport(set));
     ExeKey key = ExeKey.of(binary);
     if (attacher.binary(key).isPresent()) {
-      probes.putBinary(key, ProbeOffsets.toGoOffsets(inspection.resolution().orElseThrow()), inspection.readOnlyData());
+      probes.putBinary(key, ProbeOffsets.toGoOffsets(inspection.resolution().orElseThrow()), inspection.readOnlyData(), set);
       return this;
     }
     ProbeAttacher.Outcome o = attacher.attach(key, binary, binary.toString(), inspection);
     assertThat(o.failure()).as("%s", binary).isNull();
-    assertThat(o.binary().attached()).as("%s: %s", binary, o.binary().refused()).containsAll(Probe.grpcTransport());
+    assertThat(o.binary().attached()).as("%s: %s", binary, o.binary().refused()).containsAll(Probe.grpcTransport(set));
     return this;
+  }
+
+  /** The inspection gospan run would make with these header names (they decide the probe set). */
+  BinaryInspection inspect(Path binary) throws Exception {
+    return BinaryInspection.inspect(binary, Preference.DWARF, names.capturesResponses());
   }
 
   /** Polls until {@code done} holds for the events so far (bounded), then drains briefly. */

@@ -17,6 +17,9 @@ public final class TruthOffsets {
   public static final String CLIENT_OPERATE_HEADERS = TRANSPORT + "(*http2Client).operateHeaders";
   public static final String SERVER_OPERATE_HEADERS = TRANSPORT + "(*http2Server).operateHeaders";
   public static final String HANDLE_STREAM = "google.golang.org/grpc.(*Server).handleStream";
+  public static final String CLOSE_STREAM = TRANSPORT + "(*http2Client).closeStream";
+  public static final String WRITE_STATUS = TRANSPORT + "(*http2Server).writeStatus";
+  public static final String WRITE_STATUS_OLD = TRANSPORT + "(*http2Server).WriteStatus";
 
   static final String HTTP2 = "golang.org/x/net/http2.";
   static final List<String> STRUCTS =
@@ -31,6 +34,8 @@ public final class TruthOffsets {
           TRANSPORT + "ClientStream",
           "runtime.g",
           "context.valueCtx",
+          "google.golang.org/grpc/internal/status.Status",
+          "google.golang.org/genproto/googleapis/rpc/status.Status",
           HTTP2 + "MetaHeadersFrame",
           HTTP2 + "HeadersFrame",
           HTTP2 + "FrameHeader",
@@ -69,7 +74,8 @@ public final class TruthOffsets {
   /** gotruth's view of the functions and structs the probes need. */
   public static JsonNode truth(Path binary) {
     List<String> functions =
-        new java.util.ArrayList<>(List.of(WRITE_HEADER, CLIENT_OPERATE_HEADERS, SERVER_OPERATE_HEADERS, HANDLE_STREAM));
+        new java.util.ArrayList<>(List.of(WRITE_HEADER, CLIENT_OPERATE_HEADERS, SERVER_OPERATE_HEADERS, HANDLE_STREAM,
+            CLOSE_STREAM, WRITE_STATUS, WRITE_STATUS_OLD));
     for (ServerCopy c : SERVERS) {
       functions.add(c.fn("serverConn", "processHeaders"));
       functions.add(c.fn("writeResHeaders", "writeFrame"));
@@ -187,6 +193,23 @@ public final class TruthOffsets {
     setIfPresent(o, "g_goid", memberOrNull(t, "runtime.g", "goid"));
     setIfPresent(o, "g_parent_goid", memberOrNull(t, "runtime.g", "parentGoid"));
     setIfPresent(o, "value_ctx_val", memberOrNull(t, "context.valueCtx", "val"));
+    // the streams set
+    setIfPresent(o, "stream_method", memberOrNull(t, TRANSPORT + "Stream", "method"));
+    if (hasParams(t, CLOSE_STREAM)) {
+      JsonNode cs = GoTruth.params(t, CLOSE_STREAM);
+      o.location("close_stream_t", GoTruth.location(cs, "t", 0)).location("close_stream_s", GoTruth.location(cs, "s", 0))
+          .location("close_stream_st", GoTruth.location(cs, "st", 0));
+    }
+    for (String ws : List.of(WRITE_STATUS, WRITE_STATUS_OLD)) { // the one the binary has
+      if (hasParams(t, ws)) {
+        JsonNode w = GoTruth.params(t, ws);
+        o.location("write_status_t", GoTruth.location(w, "t", 0)).location("write_status_s", GoTruth.location(w, "s", 0))
+            .location("write_status_st", GoTruth.location(w, "st", 0));
+      }
+    }
+    setIfPresent(o, "status_s", memberOrNull(t, "google.golang.org/grpc/internal/status.Status", "s"));
+    setIfPresent(o, "spb_status_code", memberOrNull(t, "google.golang.org/genproto/googleapis/rpc/status.Status", "Code"));
+    setIfPresent(o, "spb_status_message", memberOrNull(t, "google.golang.org/genproto/googleapis/rpc/status.Status", "Message"));
     Integer loopyConn = memberOrNull(t, TRANSPORT + "loopyWriter", "conn");
     if (loopyConn != null) {
       o.offset("loopy_writer_conn", loopyConn);
