@@ -42,10 +42,15 @@ import java.util.TreeMap;
  *
  * Every stream is keyed by (pid, connection, stream id, side): stream ids restart at 1 on every
  * connection. The connection is {@link HeaderEvent#connectionId()}, or the fd when that is unknown.
- * A client span starts at the client's {@code loopyWriter.writeHeader} (request headers) and ends
- * at {@code http2Client.operateHeaders} with END_STREAM (trailers or trailers-only); a server span
- * starts at {@code http2Server.operateHeaders} and ends at the server's {@code writeHeader} with
- * endStream. Headers in between (response headers) add attributes. A stream whose end is not seen
+ * In the headers probe set a client span starts at the client's {@code loopyWriter.writeHeader}
+ * (request headers) and ends at {@code http2Client.operateHeaders} with END_STREAM (trailers or
+ * trailers-only); a server span starts at {@code http2Server.operateHeaders} and ends at the
+ * server's {@code writeHeader} with endStream. Headers in between (response headers) add
+ * attributes. In the streams probe set a client span starts at {@code NewStream}'s return (only
+ * {@code :path} of its request headers) and ends at {@code closeStream}; a server span starts at
+ * {@code operateHeaders} and ends at {@code writeStatus}; both ends carry grpc-go's status (a raw
+ * message, {@link ProbeKind#rawMessage()}). Events of both sets may come from different binaries
+ * of one assembler. A stream whose end is not seen
  * within {@code streams.timeout} of its start ends at the last event seen for it, marked {@code
  * gospan.incomplete=true} with a reason. At most {@code streams.max_in_flight} streams are tracked;
  * starts beyond that are counted ({@code gospan.streams.overflow}) and not traced.
@@ -58,7 +63,10 @@ import java.util.TreeMap;
  *   <li>a valid W3C {@code traceparent} in its own request headers (one the application sent: it
  *       wins over everything below);
  *   <li>a server span: the client span gospan also saw for its connection (client 4-tuple = server
- *       4-tuple reversed, same stream id, server start within the client span), across processes;
+ *       4-tuple reversed, same stream id, server start within the client span, or up to {@link
+ *       #NEW_STREAM_SLACK_NS} before a client span started at NewStream), across processes; such a
+ *       client span started at NewStream takes the server's {@code :authority}, allowed request
+ *       metadata and {@code traceparent} (rule 1 for it, when its trace id is not decided yet);
  *   <li>a client span: the server span of its own process whose call it was made from, as a {@link
  *       StreamParent} names it (in-process propagation, docs/propagation.md). The server stream
  *       must have started before the client stream was created and not ended before ({@code
