@@ -4,13 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gospan.receiver.bpf.BpfObject;
 import io.gospan.receiver.bpf.BpfProgram;
+import io.gospan.receiver.discovery.BinaryInspection;
 import io.gospan.receiver.probe.ExeKey;
 import io.gospan.receiver.probe.GrpcProbe;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
 import io.gospan.receiver.probe.ProbeCounters;
 import io.gospan.receiver.testing.ExampleApps;
-import io.gospan.receiver.testing.GoTruth;
 import io.gospan.receiver.testing.TruthOffsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Benchmark (not a test): what gospan's BPF programs cost per probe hit, against an empty
- * program attached to the same three functions (grpc-go's transport), measured in the same run; and the traced
+ * program attached at the same places (grpc-go's transport probes of the binaries' probe set, at
+ * the entry, the RETs or past the guard as gospan attaches them), measured in the same run; and the traced
  * target's CPU time (server and client, ns-exact: schedstat and getrusage) and the client's latency
  * per unary call with no probes, empty probes and gospan's probes, alternating over several rounds.
  * The CPU the empty probes add over none is the floor, hits × the cost of an empty uprobe hit;
@@ -41,9 +42,24 @@ public final class ProbeCostBenchmark {
   /** A baseline build of grpc.bpf.c under the resource directory (scripts/bench-probes.sh, BASELINE_REV), or null. */
   static final String BASELINE = System.getenv("GOSPAN_BENCH_BASELINE");
 
-  /** grpc-go's own transport probes: what a gRPC call through grpc-go's server and client hits. */
-  static final List<GrpcProbe> TRANSPORT =
-      java.util.Arrays.stream(GrpcProbe.values()).filter(p -> !p.probe().serveHttp()).toList();
+  /**
+   * One uprobe of grpc-go's transport as gospan attaches it to a binary (its probe set, as {@link
+   * BinaryInspection} plans it): at the entry (past the stack-check prologue), at the RETs, or past
+   * the guard.
+   */
+  record Planned(GrpcProbe probe, long entry, List<Long> offsets) {}
+
+  /** What a gRPC call through grpc-go's server and client hits: the binary's probe set, default names. */
+  static List<Planned> planned(Path binary) throws Exception {
+    BinaryInspection inspection = BinaryInspection.inspect(binary, io.gospan.offsets.resolve.Preference.DWARF);
+    List<Planned> out = new ArrayList<>();
+    for (BinaryInspection.ProbePlan plan : inspection.plans().values()) {
+      if (plan.action() == BinaryInspection.Action.ATTACH && !plan.probe().serveHttp()) {
+        out.add(new Planned(GrpcProbe.of(plan.probe()), plan.function().fileOffset(), plan.returns()));
+      }
+    }
+    return out;
+  }
 
   public static void main(String[] args) throws Exception {
     int calls = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
@@ -53,9 +69,11 @@ public final class ProbeCostBenchmark {
     Path dir = ExampleApps.build();
     Path server = dir.resolve("greeter-server");
     Path client = dir.resolve("greeter-client");
-    Map<Path, JsonNode> truth = new LinkedHashMap<>();
+    Map<Path, List<Planned>> truth = new LinkedHashMap<>();
+    Map<Path, io.gospan.offsets.resolve.Probe.ProbeSet> sets = new LinkedHashMap<>();
     for (Path b : List.of(server, client)) {
-      truth.put(b, TruthOffsets.truth(b));
+      truth.put(b, planned(b));
+      sets.put(b, BinaryInspection.inspect(b, io.gospan.offsets.resolve.Preference.DWARF).probeSet());
     }
     String statsBefore = Files.readString(Path.of("/proc/sys/kernel/bpf_stats_enabled")).strip();
     Files.writeString(Path.of("/proc/sys/kernel/bpf_stats_enabled"), "1");
@@ -83,9 +101,11 @@ public final class ProbeCostBenchmark {
             if (mode == Mode.EMPTY) {
               empty = BpfObject.open(ExampleApps.repoRoot().resolve(EMPTY_OBJECT)).load();
               for (Path b : truth.keySet()) {
-                for (GrpcProbe p : TRANSPORT) {
-                  empty.program("uprobe_empty").attachUprobe(
-                      b, GrpcProbes.probeFileOffset(b, GoTruth.fileOffset(truth.get(b), p.function())), BpfProgram.ALL_PIDS, 0);
+                for (Planned p : truth.get(b)) {
+                  List<Long> at = p.offsets().isEmpty() ? List.of(GrpcProbes.probeFileOffset(b, p.entry())) : p.offsets();
+                  for (long off : at) {
+                    empty.program("uprobe_empty").attachUprobe(b, off, BpfProgram.ALL_PIDS, 0);
+                  }
                 }
               }
             } else if (mode == Mode.GOSPAN || mode == Mode.BASELINE) {
@@ -94,9 +114,20 @@ public final class ProbeCostBenchmark {
                   : GrpcProbes.open(
                       GrpcProbes.Options.of(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet()).withObject(BASELINE));
               for (Path b : truth.keySet()) {
-                probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b), readOnlyData(b));
-                for (GrpcProbe p : TRANSPORT) {
-                  probes.attach(p, ExeKey.of(b), b, GoTruth.fileOffset(truth.get(b), p.function()));
+                probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b), readOnlyData(b), sets.get(b));
+                for (Planned p : truth.get(b)) {
+                  try {
+                    if (p.offsets().isEmpty()) {
+                      probes.attach(p.probe(), ExeKey.of(b), b, p.entry());
+                    } else {
+                      probes.attachAt(p.probe(), ExeKey.of(b), b, p.offsets());
+                    }
+                  } catch (RuntimeException e) {
+                    if (mode == Mode.GOSPAN) {
+                      throw e;
+                    }
+                    // a baseline build without this program (an older grpc.bpf.c)
+                  }
                 }
               }
             }
@@ -280,14 +311,34 @@ public final class ProbeCostBenchmark {
     return sum;
   }
 
-  /** run_cnt and run_time_ns of every loaded program, by full name. */
+  /**
+   * run_cnt and run_time_ns of the programs this process holds (its /proc/self/fdinfo prog_ids:
+   * other processes' programs of the same names, another gospan's, are not counted), by full name.
+   */
   static Map<String, long[]> progStats() {
     Map<String, long[]> out = new LinkedHashMap<>();
     try {
+      java.util.Set<Long> ours = new java.util.HashSet<>();
+      try (var fds = Files.list(Path.of("/proc/self/fdinfo"))) {
+        for (Path fd : fds.toList()) {
+          try {
+            for (String line : Files.readAllLines(fd)) {
+              if (line.startsWith("prog_id:")) {
+                ours.add(Long.parseLong(line.substring(8).strip()));
+              }
+            }
+          } catch (java.io.IOException e) {
+            // closed meanwhile
+          }
+        }
+      }
       Process p = new ProcessBuilder("bpftool", "-j", "prog", "show").start();
       JsonNode list = new ObjectMapper().readTree(p.getInputStream());
       p.waitFor();
       for (JsonNode n : list) {
+        if (!ours.contains(n.path("id").asLong())) {
+          continue;
+        }
         long[] v = out.computeIfAbsent(n.path("name").asText(), k -> new long[2]);
         v[0] += n.path("run_cnt").asLong();
         v[1] += n.path("run_time_ns").asLong();
