@@ -10,7 +10,10 @@
 // transport but behind net/http, through (*grpc.Server).ServeHTTP: over h2c
 // (cleartext HTTP/2 from golang.org/x/net/http2) or, with -tls, over
 // net/http's bundled HTTP/2. Response headers then take a different code path
-// (hpack Encoder.WriteField instead of grpc-go's loopyWriter).
+// (hpack Encoder.WriteField instead of grpc-go's loopyWriter). With
+// -http-status N as well, every request is answered with HTTP status N and no
+// gRPC status at all, as a proxy or a non-gRPC server in the way would (the
+// client maps it to a gRPC code: 503 is UNAVAILABLE).
 package main
 
 import (
@@ -47,6 +50,7 @@ type config struct {
 	certFile    string
 	keyFile     string
 	httpHandler bool
+	httpStatus  int
 	verbose     bool
 }
 
@@ -61,6 +65,8 @@ func main() {
 	flag.StringVar(&cfg.keyFile, "tls-key", "", "PEM server private key `file` for -tls")
 	flag.BoolVar(&cfg.httpHandler, "http-handler", false,
 		"serve gRPC through net/http (grpc.Server.ServeHTTP): h2c without -tls, net/http's HTTP/2 with -tls")
+	flag.IntVar(&cfg.httpStatus, "http-status", 0,
+		"with -http-handler: answer every request with this HTTP status and no gRPC status (e.g. 503); 0 = serve gRPC")
 	flag.BoolVar(&cfg.verbose, "v", false, "log every call to stderr")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: greeter-server [flags]\n\n")
@@ -72,6 +78,10 @@ func main() {
 		os.Exit(2)
 	}
 
+	if cfg.httpStatus != 0 && (!cfg.httpHandler || cfg.httpStatus < 100 || cfg.httpStatus > 999) {
+		fmt.Fprintln(os.Stderr, "greeter-server: -http-status needs -http-handler and a status 100-999")
+		os.Exit(2)
+	}
 	if err := run(cfg); err != nil {
 		log.Fatal(err)
 	}
@@ -116,14 +126,21 @@ func run(cfg config) error {
 	var shutdown func()
 	if cfg.httpHandler {
 		mode = "net/http handler, h2c"
+		var handler http.Handler = grpcServer
+		if cfg.httpStatus != 0 {
+			mode += ", every request answered HTTP " + fmt.Sprint(cfg.httpStatus)
+			handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(cfg.httpStatus)
+			})
+		}
 		httpServer := &http.Server{
-			Handler:  h2c.NewHandler(grpcServer, &http2.Server{}),
+			Handler:  h2c.NewHandler(handler, &http2.Server{}),
 			ErrorLog: log.New(os.Stderr, "greeter-server: http: ", log.LstdFlags),
 		}
 		serve = func() error { return httpServer.Serve(lis) }
 		if tlsConfig != nil {
 			mode = "net/http handler, TLS"
-			httpServer.Handler = grpcServer
+			httpServer.Handler = handler
 			// ServeTLS adds "h2" to NextProtos and serves net/http's bundled HTTP/2.
 			httpServer.TLSConfig = tlsConfig
 			serve = func() error { return httpServer.ServeTLS(lis, "", "") }

@@ -361,6 +361,35 @@ class GrpcProbesIT {
   }
 
   /**
+   * A response that is no gRPC one (HTTP 503, no grpc-status: a proxy or another server in the way)
+   * ends the client stream with the code grpc-go maps it to: the streams set's closeStream carries
+   * UNAVAILABLE itself; the headers set carries the :status, which span assembly maps the same way.
+   */
+  @Test
+  void anHttpStatusWithoutGrpcStatusGivesTheCodeGrpcGoMapsItTo() throws Exception {
+    for (HeaderNames names : List.of(ProbeSession.STREAMS, ProbeSession.ALL_EVENTS)) {
+      try (ProbeSession session = new ProbeSession(names).trace(examples.resolve("greeter-client"));
+          ExampleApps.Server s = ExampleApps.startServer(examples, "-http-handler", "-http-status", "503")) {
+        ExampleApps.runClient(examples, s.address(), "-rpc", "unary", "-n", "2", "-expect", "UNAVAILABLE");
+        List<Stream> clients = streams(session.pollUntil(endsSeen(2, 0), 10_000)).stream()
+            .filter(x -> x.side() == Side.CLIENT).collect(Collectors.toList());
+        assertThat(clients).hasSize(2);
+        for (Stream c : clients) {
+          if (names == ProbeSession.STREAMS) {
+            assertThat(c.shape()).isEqualTo(CLIENT_STREAMS);
+            assertThat(c.last().header("grpc-status")).isEqualTo("14");
+            assertThat(c.last().header("grpc-message")).contains("503");
+          } else {
+            assertThat(c.shape()).isEqualTo(List.of("LOOPY_WRITER_WRITE_HEADER", "HTTP2_CLIENT_OPERATE_HEADERS+END"));
+            assertThat(c.last().header(":status")).isEqualTo("503");
+            assertThat(c.last().header("grpc-status")).isNull();
+          }
+        }
+      }
+    }
+  }
+
+  /**
    * With the default header names the response headers before the trailers are not recorded:
    * each side's hit on them returns early (2 of a unary call's 6 hits), and spans still get
    * their start and end. The headers set with the default names: a Go 1.16 binary's.
