@@ -139,19 +139,6 @@ public final class BinaryInspection {
     for (Probe probe : Probe.values()) {
       p.put(probe, plan(probe, resolution, registerAbi, returns.get(probe)));
     }
-    // The in-process probes are useful only together (handleStream records what NewStream's
-    // returns look up): one refused, none is attached, and its reason is theirs.
-    ProbePlan refusedInProcess = Probe.inProcessLinking().stream().map(p::get)
-        .filter(x -> x.action() != Action.ATTACH).findFirst().orElse(null);
-    if (refusedInProcess != null) {
-      for (Probe probe : Probe.inProcessLinking()) {
-        ProbePlan x = p.get(probe);
-        if (x.action() == Action.ATTACH) {
-          p.put(probe, new ProbePlan(probe, x.function(), Action.REFUSE, "attached only with "
-              + refusedInProcess.probe().name().toLowerCase(Locale.ROOT) + ", refused: " + refusedInProcess.reason()));
-        }
-      }
-    }
     // The probe set: the streams set (fewer hits) where it can be attached, else the headers set.
     Probe.ProbeSet set = Probe.ProbeSet.STREAMS;
     String why = null;
@@ -165,7 +152,8 @@ public final class BinaryInspection {
     } else if (resolution != null) {
       for (Probe probe : Probe.grpcTransport(Probe.ProbeSet.STREAMS)) {
         ProbePlan x = p.get(probe);
-        if (x.action() != Action.ATTACH) {
+        // a side the binary does not have (a client-only program has no http2Server) is no reason
+        if (x.action() != Action.ATTACH && x.function() != null) {
           why = probe.name().toLowerCase(Locale.ROOT) + " " + (x.reason() == null ? "not attached" : x.reason());
           break;
         }
@@ -173,6 +161,22 @@ public final class BinaryInspection {
     }
     if (why != null) {
       set = Probe.ProbeSet.HEADERS;
+    }
+    // The in-process probes are useful only together (handleStream records what NewStream's
+    // returns look up): one refused, none is attached, and its reason is theirs. Except NewStream
+    // in the streams set, where it also starts the client spans (without handleStream it finds no
+    // parent: a client-only program).
+    ProbePlan refusedInProcess = Probe.inProcessLinking().stream().map(p::get)
+        .filter(x -> x.action() != Action.ATTACH).findFirst().orElse(null);
+    if (refusedInProcess != null) {
+      for (Probe probe : Probe.inProcessLinking()) {
+        ProbePlan x = p.get(probe);
+        boolean spans = set == Probe.ProbeSet.STREAMS && Probe.grpcTransport(set).contains(probe);
+        if (x.action() == Action.ATTACH && !spans) {
+          p.put(probe, new ProbePlan(probe, x.function(), Action.REFUSE, "attached only with "
+              + refusedInProcess.probe().name().toLowerCase(Locale.ROOT) + ", refused: " + refusedInProcess.reason()));
+        }
+      }
     }
     for (Probe probe : Probe.values()) {
       ProbePlan x = p.get(probe);

@@ -36,10 +36,13 @@ class DebianBuildsInspectIT {
           + grpc.replace(".", "\\.") + "; matches the runtime type information\\)$");
       assertThat(out).containsPattern("(?m)^  header_field_size +40 \\(catalog, inferred: x/net unknown, every catalogued x/net release .*agrees; matches the runtime type information\\)$");
       assertThat(out).doesNotContain("not trusted");
+      // the streams probe set, from the catalog by the inferred version (Go 1.19: register ABI)
+      assertThat(out).as(b[0]).contains("probe set: streams\n");
       assertThat(InspectCommandIT.willAttach(out)).as(out).containsAll(
           b[1].contains("server spans") && !b[1].contains("no server")
-              ? Set.of("loopy_writer_write_header", "http2_client_operate_headers", "http2_server_operate_headers")
-              : Set.of("loopy_writer_write_header", "http2_client_operate_headers"));
+              ? Set.of("http2_client_new_stream", "http2_client_close_stream", "http2_server_operate_headers",
+                  "http2_server_write_status")
+              : Set.of("http2_client_new_stream", "http2_client_close_stream"));
       // a reason shared by many fields is printed once, with the count
       long fullReasons = out.lines().filter(l -> l.contains("the catalog does not cover the ServeHTTP path")).count();
       assertThat(fullReasons).as("ServeHTTP reason lines\n%s", out).isLessThanOrEqualTo(2);
