@@ -128,7 +128,7 @@ class ServeHttpIT {
       HeaderEvent clientStart;
       synchronized (events) {
         clientStart = events.stream()
-            .filter(e -> e.side() == Side.CLIENT && e.probe() == ProbeKind.LOOPY_WRITER_WRITE_HEADER)
+            .filter(e -> e.side() == Side.CLIENT && e.sockets() != null) // a client stream's start, in either probe set
             .reduce((a, b) -> b).orElseThrow();
       }
       HeaderEvent last = starts.get(4);

@@ -30,13 +30,15 @@ class StackCheckPrologueIT {
     for (Path dir : dirs) {
       for (String program : List.of("greeter-server", "greeter-client")) {
         Path binary = dir.resolve(program);
-        List<String> names = List.of(Probe.values()).stream().map(Probe::function).toList();
+        // every alternative name (WriteStatus before grpc-go v1.69, writeStatus since): the binary has one
+        List<String> names = List.of(Probe.values()).stream().flatMap(p -> p.functions().stream()).toList();
         Map<String, GoFunction> functions;
         try (GoBinary b = GoBinary.open(binary)) {
           functions = b.functions(names);
         }
-        assertThat(functions).as("%s", binary)
-            .containsKeys(Probe.grpcTransport().stream().map(Probe::function).toArray(String[]::new));
+        for (Probe p : Probe.grpcTransport()) {
+          assertThat(p.functions()).as("%s: %s", binary, p).anyMatch(functions::containsKey);
+        }
         if (program.equals("greeter-server")) {
           assertThat(functions).as("%s: the ServeHTTP path's functions too", binary).hasSize(Probe.values().length);
         }
