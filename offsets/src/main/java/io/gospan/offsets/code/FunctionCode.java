@@ -315,13 +315,21 @@ public record FunctionCode(String name, long entry, long end, long prologueEnd, 
    * register information, implicit writes included), so that the arguments a probe reads there are
    * still in the registers they were in at the entry.
    *
+   * <p>The place is then moved forward over comparisons ({@code cmp}, {@code test}: they write only the
+   * flags) to the relative jump they feed, when one follows and nothing else in the function jumps into
+   * what is skipped: every catalog build has {@code cmp dword ptr [rip + runtime.writeBarrier], 0; je|jne}
+   * there. The kernel emulates a relative jump or call at a uprobe (Linux arch/x86/kernel/uprobes.c,
+   * {@code branch_setup_xol_ops}, since 3.15); any other instruction, a {@code cmp} with a RIP-relative
+   * operand too, is executed out of line and single-stepped, which costs a second trap per hit. The
+   * registers are the same at both places.
+   *
    * @param base the 64-bit register holding the stream argument at entry, e.g. {@code rbx}
    * @param keep the 64-bit registers of the arguments the probe reads
    */
   public static Guard pastGuard(GoBinary bin, GoFunction f, String base, java.util.Set<String> keep) throws GoBinaryException {
     CodeRange range = ranges(bin, List.of(f)).get(f.name());
-    long size = Math.min(range.end() - f.entry(), 16L * GUARD_INSTRUCTIONS);
-    if (size <= 0) {
+    long size = range.end() - f.entry();
+    if (size <= 0 || size > MAX_FUNCTION_BYTES) {
       return new Guard(0, "implausible size of " + f.name());
     }
     byte[] code = new byte[(int) size];
@@ -331,6 +339,48 @@ public record FunctionCode(String name, long entry, long end, long prologueEnd, 
 
   /** As {@link #pastGuard(GoBinary, GoFunction, String, java.util.Set)}, on the function's first bytes. */
   public static Guard pastGuard(String name, long entry, long end, byte[] code, X86Decoder decoder, String base,
+      java.util.Set<String> keep) {
+    Guard g = guard(name, entry, end, code, decoder, base, keep);
+    return g.found() ? new Guard(toJump(g.address(), decoder.decode(code, entry, Integer.MAX_VALUE).instructions()), null) : g;
+  }
+
+  /** Comparisons skipped to reach the jump they feed. */
+  private static final int COMPARISONS_SKIPPED = 2;
+
+  /**
+   * {@code place}, or the relative jump that follows it over at most {@link #COMPARISONS_SKIPPED}
+   * comparisons when no instruction of {@code function} jumps past {@code place} into them or to the jump.
+   */
+  static long toJump(long place, List<Instruction> function) {
+    int i = 0;
+    while (i < function.size() && function.get(i).address() != place) {
+      i++;
+    }
+    int k = i;
+    while (k < function.size() && k - i < COMPARISONS_SKIPPED
+        && (function.get(k).mnemonic().equals("cmp") || function.get(k).mnemonic().equals("test"))) {
+      k++;
+    }
+    if (k == i || k >= function.size()) {
+      return place;
+    }
+    Instruction jump = function.get(k);
+    if (!jump.mnemonic().startsWith("j") || !TARGET.matcher(jump.operands()).matches()) {
+      return place;
+    }
+    for (Instruction x : function) {
+      boolean branch = x.mnemonic().startsWith("j") || x.mnemonic().startsWith("call") || x.mnemonic().startsWith("loop");
+      if (branch && TARGET.matcher(x.operands()).matches()) {
+        long target = Long.parseUnsignedLong(x.operands().substring(2), 16);
+        if (Long.compareUnsigned(target, place) > 0 && Long.compareUnsigned(target, jump.address()) <= 0) {
+          return place;
+        }
+      }
+    }
+    return jump.address();
+  }
+
+  private static Guard guard(String name, long entry, long end, byte[] code, X86Decoder decoder, String base,
       java.util.Set<String> keep) {
     List<Instruction> ins = new ArrayList<>();
     List<java.util.Set<String>> writes = new ArrayList<>();

@@ -151,6 +151,27 @@ class FunctionCodeTest {
   }
 
   @Test
+  void pastTheGuardMovesToTheJumpAfterTheWriteBarrierCheck() throws Exception {
+    // as above, followed by the write-barrier check's je (kernel-emulated) and a mov:
+    // cmp [writeBarrier],0 at +0x2d (executed out of line), je at +0x34
+    byte[] code = hex("493b6610 0f86ee010000 55 4889e5 4883ec40 48894c2460 48897c2468 ba03000000 875368 83fa03"
+        + " 0f84b7010000 833d6cb1730000 7405 4889c2 90 90 4889d8 c3");
+    FunctionCode.Guard g = FunctionCode.pastGuard("closeStream", CLOSE_STREAM, CLOSE_STREAM + 0x300, code, decoder(), "rbx", ARGS);
+    assertThat(g.reason()).isNull();
+    assertThat(g.address() - CLOSE_STREAM).isEqualTo(0x34);
+    // a jump from elsewhere into the je: the place stays at the comparison
+    byte[] into = hex("493b6610 0f86ee010000 55 4889e5 4883ec40 48894c2460 48897c2468 ba03000000 875368 83fa03"
+        + " 0f84b7010000 833d6cb1730000 7405 4889c2 90 90 ebf7 c3");
+    g = FunctionCode.pastGuard("closeStream", CLOSE_STREAM, CLOSE_STREAM + 0x300, into, decoder(), "rbx", ARGS);
+    assertThat(g.address() - CLOSE_STREAM).isEqualTo(0x2d);
+    // a mov (not a comparison) past the guard: the place stays
+    byte[] mov = hex("493b6610 0f86ee010000 55 4889e5 4883ec40 48894c2460 48897c2468 ba03000000 875368 83fa03"
+        + " 0f84b7010000 4889c2 7405 90 c3");
+    g = FunctionCode.pastGuard("closeStream", CLOSE_STREAM, CLOSE_STREAM + 0x300, mov, decoder(), "rbx", ARGS);
+    assertThat(g.address() - CLOSE_STREAM).isEqualTo(0x2d);
+  }
+
+  @Test
   void pastTheGuardOfCloseStreamWhereClientStreamEmbedsAStreamPointer() throws Exception {
     // grpc-go v1.72 (ClientStream embeds *Stream): mov rdx,[rbx]; mov r12d,3; xchg [rdx+0x70],r12d; cmp r12d,3; je
     byte[] code = hex("493b6610 0f8601020000 55 4889e5 4883ec40 48894c2460 48897c2468 488b13 41bc03000000 44876270"
