@@ -46,6 +46,21 @@ final class CountingOtlpReceiver implements AutoCloseable {
     return "http://127.0.0.1:" + server.getPort();
   }
 
+  /**
+   * Runs a receiver alone (for {@code scripts/profile-sidecar.sh}): prints its endpoint on the first
+   * line, then the spans counted so far each second, until killed.
+   */
+  public static void main(String[] args) throws Exception {
+    CountingOtlpReceiver r = new CountingOtlpReceiver();
+    System.out.println(r.endpoint());
+    System.out.flush();
+    while (true) {
+      Thread.sleep(1000);
+      System.out.println("spans " + r.spans.sum());
+      System.out.flush();
+    }
+  }
+
   @Override
   public void close() throws InterruptedException {
     server.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
