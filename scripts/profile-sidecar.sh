@@ -46,14 +46,23 @@ for _ in $(seq 100); do
   grep -q '^http' "$out/receiver.log" 2>/dev/null && grep -q 'listening on' "$out/server.log" 2>/dev/null && break
   sleep 0.1
 done
-endpoint=$(head -n 1 "$out/receiver.log")
+# EXPORT_PROTOCOL=http/protobuf exports over OTLP/HTTP instead; BATCH_SIZE, QUEUE_SIZE set exporter.batch.*
+if [ "${EXPORT_PROTOCOL:-grpc}" = grpc ]; then
+  endpoint=$(head -n 1 "$out/receiver.log" | awk '{print $1}')
+else
+  endpoint=$(head -n 1 "$out/receiver.log" | awk '{print $2}') # /v1/traces is appended
+fi
 addr=$(grep -o 'listening on [^ ]*' "$out/server.log" | head -n 1 | awk '{print $3}')
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$out/gospan.yaml" <<EOF
 exporter:
   type: otlp
   otlp:
+    protocol: ${EXPORT_PROTOCOL:-grpc}
     endpoint: $endpoint
+  batch:
+    max_queue_size: ${QUEUE_SIZE:-8192}
+    max_export_batch_size: ${BATCH_SIZE:-512}
 metrics:
   enabled: false
 telemetry:
@@ -76,6 +85,12 @@ for _ in $(seq 150); do
   sleep 0.2
 done
 cpu() { awk '{print $14+$15}' "/proc/$gospan/stat"; }
+# utime+stime ticks per thread name (digits dropped, so a pool's threads add up)
+threads_cpu() {
+  for t in /proc/$gospan/task/*; do
+    printf '%s\t%s\n' "$(tr -d '0-9' < "$t/comm" 2>/dev/null)" "$(cut -d')' -f2 "$t/stat" 2>/dev/null | awk '{print $12+$13}')"
+  done | awk -F'\t' '$2 != "" {s[$1]+=$2} END {for (k in s) print k "\t" s[k]}' | sort
+}
 spans() { tail -n 1 "$out/receiver.log" | awk '{print $2}'; }
 client() { "$bin/greeter-client" -addr "$addr" -quiet "$@" | tail -n 1; }
 client -n 1 >/dev/null
@@ -91,7 +106,7 @@ sleep 20 # the JIT compiles the warm-up's hot code
 run() {
   local name=$1; shift
   local c0 s0 lost0 res c1 s1 lost1 calls
-  c0=$(cpu); s0=$(spans); lost0=$(metric gospan_events_lost_total)
+  c0=$(cpu); s0=$(spans); lost0=$(metric gospan_events_lost_total); threads_cpu > "$out/$name.threads0"
   local log0
   log0=$(wc -l < "$out/gospan.log")
   if [ -n "${NO_PROFILER:-}" ]; then
@@ -110,11 +125,13 @@ run() {
   else
     jcmd "$gospan" JFR.stop name="$name" >/dev/null
   fi
-  c1=$(cpu); s1=$(spans); lost1=$(metric gospan_events_lost_total)
+  c1=$(cpu); s1=$(spans); lost1=$(metric gospan_events_lost_total); threads_cpu > "$out/$name.threads1"
   calls=$(echo "$res" | python3 -c 'import json,sys; print(json.load(sys.stdin)["calls"])')
   local exported=$((s1 - s0))
   echo "== $name: $calls calls, $exported spans exported, events lost $((lost1 - lost0)), sidecar CPU $(( (c1 - c0) * 10000 / (exported > 0 ? exported : 1) )) us/span (profiler on, 10 ms ticks), RSS $(awk '/VmRSS/ {print $2/1024 " MiB"}' /proc/$gospan/status)" | tee "$out/$name.txt"
   echo "   client: $res" | tee -a "$out/$name.txt"
+  echo "   sidecar CPU us/span by thread: $(join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$out/$name.threads0" "$out/$name.threads1" \
+    | awk -F'\t' -v n="$exported" '{d=($3-$2)*10000/(n>0?n:1); if (d>0) printf "%s %.1f; ", $1, d}')" | tee -a "$out/$name.txt"
   curl -s "http://127.0.0.1:$port/metrics" | grep -E '^(gospan_events|gospan_spans|otel_sdk_processor|gospan_streams|gospan_links)' > "$out/$name.metrics" || true
   # with PROFILE_JVM_OPTS=-XX:+PrintCompilation: methods the JIT compiled during the run
   echo "   log lines during the run (e.g. -XX:+PrintCompilation): $(( $(wc -l < "$out/gospan.log") - log0 ))" | tee -a "$out/$name.txt"
@@ -128,9 +145,9 @@ run() {
 }
 for w in ${WORKLOADS:-unary-1 unary-16 unary-2000s}; do
   case $w in
-    unary-1*) run "$w" -rpc unary -n 4000 -concurrency 1 ;;
     unary-16*) run "$w" -rpc unary -n 40000 -concurrency 16 -conns 4 ;;
     unary-2000s*) run "$w" -rpc unary -n 10000 -rate 2000 -concurrency 16 -conns 4 ;;
+    unary-1*) run "$w" -rpc unary -n 4000 -concurrency 1 ;;
     stream-4*) run "$w" -rpc server-stream -reply-count 10 -n 8000 -concurrency 4 ;;
   esac
 done

@@ -271,7 +271,7 @@ public record GospanConfig(
   public record BatchConfig(Integer maxQueueSize, Integer maxExportBatchSize, Duration scheduleDelay) {
     public BatchConfig {
       maxQueueSize = maxQueueSize != null ? maxQueueSize : 8192;
-      maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 512;
+      maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 2048;
       scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(1);
     }
   }
