@@ -46,7 +46,7 @@ for _ in $(seq 100); do
   grep -q '^http' "$out/receiver.log" 2>/dev/null && grep -q 'listening on' "$out/server.log" 2>/dev/null && break
   sleep 0.1
 done
-# EXPORT_PROTOCOL=http/protobuf exports over OTLP/HTTP instead; BATCH_SIZE, QUEUE_SIZE set exporter.batch.*
+# EXPORT_PROTOCOL=http/protobuf exports over OTLP/HTTP instead; BATCH_SIZE, QUEUE_SIZE set exporter.batch.* (defaults: gospan's)
 if [ "${EXPORT_PROTOCOL:-grpc}" = grpc ]; then
   endpoint=$(head -n 1 "$out/receiver.log" | awk '{print $1}')
 else
@@ -62,7 +62,7 @@ exporter:
     endpoint: $endpoint
   batch:
     max_queue_size: ${QUEUE_SIZE:-8192}
-    max_export_batch_size: ${BATCH_SIZE:-512}
+    max_export_batch_size: ${BATCH_SIZE:-2048}
 metrics:
   enabled: false
 telemetry:
@@ -151,4 +151,9 @@ for w in ${WORKLOADS:-unary-1 unary-16 unary-2000s}; do
     stream-4*) run "$w" -rpc server-stream -reply-count 10 -n 8000 -concurrency 4 ;;
   esac
 done
+# where the RSS is: the kernel's split, and the JVM's own with PROFILE_JVM_OPTS=-XX:NativeMemoryTracking=summary
+cat "/proc/$gospan/smaps_rollup" > "$out/smaps_rollup.txt"
+if [[ "${PROFILE_JVM_OPTS:-}" == *NativeMemoryTracking* ]]; then
+  jcmd "$gospan" VM.native_memory summary > "$out/nmt.txt"
+fi
 echo "reports and recordings in $out"

@@ -289,9 +289,24 @@ public final class HeaderEventDecoder {
         return pairs[slot];
       }
       SocketPair p = HeaderEventDecoder.sockets(b);
+      // the two ends as objects seen before: a client's pair and its server's mirrored pair then
+      // hold the same two objects, and the flow keys that link them compare by identity first
+      p = new SocketPair(endpoint(p.local()), endpoint(p.remote()));
       keys[slot] = new long[] {k0, k1, k2, k3, k4};
       pairs[slot] = p;
       return p;
+    }
+
+    private final InetSocketAddress[] endpoints = new InetSocketAddress[SLOTS];
+
+    private InetSocketAddress endpoint(InetSocketAddress a) {
+      int slot = (a.hashCode() * 0x9E3779B9 >>> 24) & (SLOTS - 1);
+      InetSocketAddress known = endpoints[slot];
+      if (a.equals(known)) {
+        return known;
+      }
+      endpoints[slot] = a;
+      return a;
     }
   }
 
