@@ -151,6 +151,14 @@ for w in ${WORKLOADS:-unary-1 unary-16 unary-2000s}; do
     stream-4*) run "$w" -rpc server-stream -reply-count 10 -n 8000 -concurrency 4 ;;
   esac
 done
+# idle: the sidecar's CPU while the traced programs wait (the server runs, no calls), by thread
+idle=${IDLE_SECONDS:-30}
+c0=$(cpu); threads_cpu > "$out/idle.threads0"
+sleep "$idle"
+c1=$(cpu); threads_cpu > "$out/idle.threads1"
+echo "== idle ${idle}s: sidecar CPU $(awk -v d=$((c1 - c0)) -v s="$idle" 'BEGIN {printf "%.2f", d / s}') % of a core (10 ms ticks), RSS $(awk '/VmRSS/ {print $2/1024 " MiB"}' /proc/$gospan/status); by thread, ms: $(join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$out/idle.threads0" "$out/idle.threads1" \
+  | awk -F'\t' '{d=($3-$2)*10; if (d>0) printf "%s %d; ", $1, d}')" | tee "$out/idle.txt"
+
 # where the RSS is: the kernel's split, and the JVM's own with PROFILE_JVM_OPTS=-XX:NativeMemoryTracking=summary
 cat "/proc/$gospan/smaps_rollup" > "$out/smaps_rollup.txt"
 if [[ "${PROFILE_JVM_OPTS:-}" == *NativeMemoryTracking* ]]; then
