@@ -148,9 +148,10 @@ class CatalogResolutionIT {
           .startsWith("unsupported: grpc-go v1.60.1 is newer than the catalog")
           .contains("no DWARF"));
       assertThat(r.refusal(Probe.HTTP2_SERVER_OPERATE_HEADERS)).contains("unsupported: grpc-go v1.60.1").contains("no DWARF");
-      // Nothing else breaks: functions from pclntab, itabs from itablinks, Go and x/net fields from the catalog.
+      // Nothing else breaks: functions from pclntab, connection types from the runtime type information, Go
+      // and x/net fields from the catalog.
       assertThat(r.functions()).containsOnlyKeys(Probe.values());
-      assertThat(r.values().get(ProbeField.ITAB_TCP_CONN).source()).isEqualTo(FieldValue.Source.ITABLINKS);
+      assertThat(io.gospan.offsets.resolve.ConnTypes.of(b, 32).netConn("*net.TCPConn")).isPresent();
       assertThat(r.values().get(ProbeField.NET_FD_SYSFD).source()).isEqualTo(FieldValue.Source.CATALOG);
       assertThat(r.values().get(ProbeField.HEADER_FIELD_SIZE).source()).isEqualTo(FieldValue.Source.CATALOG);
       assertThat(r.missing()).containsKey(ProbeField.LOOPY_WRITER_SIDE);
