@@ -17,6 +17,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.data.StatusData;
 import java.net.Inet6Address;
@@ -251,6 +252,8 @@ public final class SpanAssembler {
     final Node node;
     final Map<String, List<String>> requestMetadata = new TreeMap<>();
     final Map<String, List<String>> responseMetadata = new TreeMap<>();
+    /** The process's resource, read at the stream's start: it may exit (and be forgotten) before export. */
+    Resource resource;
     String httpStatus;
     boolean truncated;
 
@@ -685,9 +688,10 @@ public final class SpanAssembler {
       captureMetadata(s.requestMetadata, f);
     }
     streams.put(key, s);
-    // Read the process's resource now, while it surely runs: a short-lived process of a known
-    // binary (traced from its first call, never discovered) may exit before its span ends.
-    metadata.resource(e.pid());
+    // Read the process's resource now, while it surely runs, and keep it with the stream: a short-lived
+    // process of a known binary (traced from its first call, never discovered) may exit, and be
+    // forgotten, before its span is exported.
+    s.resource = metadata.resource(e.pid());
 
     if (s.side == Side.SERVER) {
       startServer(s, now);
@@ -1078,7 +1082,7 @@ public final class SpanAssembler {
             start,
             end,
             attributes(s, status, h.incompleteReason()),
-            metadata.resource(s.pid));
+            s.resource != null ? s.resource : metadata.resource(s.pid));
     sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
   }
 
