@@ -40,13 +40,27 @@ class ConnTypesIT {
             .containsExactly(ConnTypes.Kind.INTERFACE, "conn");
         assertThat(byType.get("*google.golang.org/grpc/internal/credentials.syscallConn")).as(what)
             .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via).containsExactly(ConnTypes.Kind.INTERFACE, "Conn");
+        // the fixture's own wrappers (grpcapp/main.go): one of each shape
+        assertThat(byType.get("*main.countingConn")).as(what)
+            .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::offset, ConnTypes.Entry::via)
+            .containsExactly(ConnTypes.Kind.INTERFACE, 0L, "Conn");
+        ConnTypes.Entry tracked = byType.get("*main.trackedConn");
+        assertThat(tracked).as(what).extracting(ConnTypes.Entry::kind, ConnTypes.Entry::offset, ConnTypes.Entry::via)
+            .containsExactly(ConnTypes.Kind.POINTER, 8L, "TCPConn");
+        assertThat(table.entries().get(tracked.next()).type()).isEqualTo("*net.TCPConn");
+        assertThat(byType.get("main.keepAliveConn")).as("%s: a one-pointer struct, in the data word", what)
+            .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::offset, ConnTypes.Entry::via, ConnTypes.Entry::direct)
+            .containsExactly(ConnTypes.Kind.SOCKET, byType.get("*net.TCPConn").offset(), "conn.fd", true);
+        assertThat(byType.get("*main.embeddedConn")).as(what)
+            .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via).containsExactly(ConnTypes.Kind.SOCKET, "TCPConn.conn.fd");
+        assertThat(table.unresolved()).as(what).isEmpty();
         GoBinary.Dwarf dwarf = full.dwarf();
         for (ConnTypes.Entry e : table.entries()) {
           if (e.itab() != 0) {
             String name = e.type() + "," + e.iface();
             assertThat(full.itabs(List.of(name)).address(name)).as("%s: itab %s", what, name).hasValue(e.itab());
           }
-          if (e.kind() != ConnTypes.Kind.POINTER) {
+          if (e.kind() != ConnTypes.Kind.POINTER && !e.direct()) {
             String struct = e.type().startsWith("*") ? e.type().substring(1) : e.type();
             assertThat(dwarf.memberOffset(struct, e.via())).as("%s: %s.%s", what, struct, e.via()).hasValue(e.offset());
           }

@@ -39,8 +39,9 @@ import java.util.Set;
  *       embedding {@code *net.TCPConn}).
  * </ul>
  *
- * <p>A wrapper holding two connections (a proxy's two ends) is resolved through the first one. A type
- * stored directly in the interface word (a one-pointer struct) or leading nowhere is listed in {@link
+ * <p>A struct of one pointer (Go stores it directly in the interface's data word: {@code abi.TFlagDirectIface}) is
+ * resolved as the type its pointer points to ({@link Entry#direct()}). A wrapper holding two connections (a
+ * proxy's two ends) is resolved through the first one. A type leading nowhere is listed in {@link
  * #unresolved()} with the reason; its connections carry no socket.
  *
  * <p>Addresses are link-time addresses: a position-independent executable's move with its load bias, which
@@ -77,9 +78,12 @@ public record ConnTypes(
    * @param next for {@link Kind#POINTER}: the index of the pointee's entry; else -1
    * @param type the concrete type, e.g. {@code *github.com/soheilhy/cmux.MuxConn}
    * @param iface the interface of the itab, e.g. {@code net.Conn}; empty for an entry without itab
-   * @param via the field path that leads on, e.g. {@code Conn} or {@code conn.fd}
+   * @param via the field path that leads on, e.g. {@code Conn} or {@code conn.fd}; for a {@code direct} type,
+   *     the path in the struct its one pointer points to
+   * @param direct the type is a struct of one pointer, stored in the interface's data word itself: the
+   *     offset is into what that pointer points to
    */
-  public record Entry(long itab, Kind kind, long offset, int next, String type, String iface, String via) {}
+  public record Entry(long itab, Kind kind, long offset, int next, String type, String iface, String via, boolean direct) {}
 
   /** Struct fields held by value entered, at most. */
   static final int MAX_DEPTH = 3;
@@ -142,9 +146,17 @@ public record ConnTypes(
   }
 
   /** What a type resolves to. */
-  private record Resolved(Kind kind, long offset, long pointee, String via, String unresolved) {
+  private record Resolved(Kind kind, long offset, long pointee, String via, String unresolved, boolean direct) {
+    Resolved(Kind kind, long offset, long pointee, String via, String unresolved) {
+      this(kind, offset, pointee, via, unresolved, false);
+    }
+
     static Resolved no(String why) {
       return new Resolved(null, 0, 0, null, why);
+    }
+
+    Resolved asDirect() {
+      return ok() ? new Resolved(kind, offset, pointee, via, null, true) : this;
     }
 
     boolean ok() {
@@ -246,7 +258,7 @@ public record ConnTypes(
       if (entries.size() >= max) {
         return -1;
       }
-      entries.add(new Entry(itab, r.kind(), r.offset(), next, name(type), iface, r.via()));
+      entries.add(new Entry(itab, r.kind(), r.offset(), next, name(type), iface, r.via(), r.direct()));
       entryOfType.putIfAbsent(type, entries.size() - 1);
       return entries.size() - 1;
     }
@@ -267,15 +279,34 @@ public record ConnTypes(
         r = rt.kind(elem) == RuntimeTypes.KIND_STRUCT_VALUE ? inStruct(elem, 0, "", 0, visiting, hops)
             : Resolved.no("a pointer to a " + kindName(rt.kind(elem)) + ", not to a struct");
       } else if (kind == RuntimeTypes.KIND_STRUCT_VALUE) {
-        r = rt.size(type) == 8 && rt.ptrBytes(type) == 8
-            ? Resolved.no("a one-pointer struct stored directly in the interface word")
-            : inStruct(type, 0, "", 0, visiting, hops);
+        r = rt.size(type) == 8 && rt.ptrBytes(type) == 8 ? direct(type, visiting, hops) : inStruct(type, 0, "", 0, visiting, hops);
       } else {
         r = Resolved.no("a " + kindName(kind) + ", not a struct or a pointer to one");
       }
       visiting.remove(type);
       resolved.put(type, r);
       return r;
+    }
+
+    /**
+     * A struct of one pointer, stored directly in the interface's data word (Go's {@code TFlagDirectIface}:
+     * size and pointer bytes one word): the data word is that pointer, so the struct resolves as what it
+     * points to.
+     */
+    private Resolved direct(long struct, Set<Long> visiting, int hops) throws GoBinaryException {
+      List<RuntimeTypes.Field> fields = rt.structFields(struct);
+      RuntimeTypes.Field p = null;
+      for (RuntimeTypes.Field f : fields) {
+        if (rt.kind(f.type()) == RuntimeTypes.KIND_POINTER) {
+          p = f;
+        }
+      }
+      if (p == null || p.offset() != 0 || hops >= MAX_POINTER_HOPS) {
+        return Resolved.no("a one-word struct stored directly in the interface word, holding no pointer to a connection");
+      }
+      Resolved r = resolve(p.type(), visiting, hops + 1);
+      return r.ok() ? r.asDirect()
+          : Resolved.no("stored directly in the interface word, its pointer " + p.name() + ": " + r.unresolved());
     }
 
     private Resolved inStruct(long struct, long base, String prefix, int depth, Set<Long> visiting, int hops)
