@@ -226,11 +226,12 @@ struct go_offsets {
 	 * Optional: without it events carry no socket. */
 	__s32 net_fd_sysfd GO_MEMBER("net.netFD pfd internal/poll.FD Sysfd");
 	__u8 _pad_socket[4]; /* keeps struct go_offsets a multiple of 8 bytes */
-	/* The ServeHTTP path, per HTTP/2 server copy. */
+	/* The ServeHTTP path, per HTTP/2 server copy. In the offsets catalog: x/net's copy keyed by the
+	 * golang.org/x/net version, net/http's by the Go version, their argument locations too. */
 	struct http_server_offsets xnet /* golang.org/x/net/http2 */
-		GO_COPY(XNET, XNET_HTTP2, XNET_HPACK, "") GO_UNCATALOGUED;
+		GO_COPY(XNET, XNET_HTTP2, XNET_HPACK, "");
 	struct http_server_offsets nethttp /* net/http's bundled http2 (Go src/net/http/h2_bundle.go) */
-		GO_COPY(NETHTTP, "net/http.http2", "vendor/" XNET_HPACK, "http2") GO_UNCATALOGUED;
+		GO_COPY(NETHTTP, "net/http.http2", "vendor/" XNET_HPACK, "http2");
 
 	/* In-process propagation (propagation.bpf.h; docs/propagation.md §1, §2, §6 for the layouts by
 	 * grpc-go and Go version). DWARF or the offsets catalog, like the members above. */

@@ -15,8 +15,10 @@
 # minor whose latest patch is not X.Y.0, then extra evidence (go1.16.15 for every later grpc-go it
 # can build, go1.17.13 and go1.19.13 on a few); one build at a time, nice -n 19.
 #
-# Incremental: a combination with a cached result (success or failure) is not rebuilt; delete its
-# JSON to retry. CACHE is $GOSPAN_CATALOG_CACHE, default offsets/target/catalog-cache.
+# Incremental: a combination with a cached result (success or failure) of the current probe program
+# (the JSON's probe_source: a hash of src/catalog-gen/probe/main.go) is not rebuilt; delete its JSON
+# to retry. A changed probe program (new types or functions to observe) rebuilds every combination.
+# CACHE is $GOSPAN_CATALOG_CACHE, default offsets/target/catalog-cache.
 #   --build-only   build and extract, do not merge
 #   --merge-only   only merge the cache into the catalog and docs/compatibility.md
 #   --until HH:MM  (UTC) start no new build after that time, then merge what there is
@@ -52,6 +54,8 @@ java_cp() {
 generator() { java -cp "$(java_cp)" io.gospan.offsets.catalog.CatalogGenerator "$@"; }
 
 PATH_GO=$(GOTOOLCHAIN=local go env GOVERSION); PATH_GO=${PATH_GO#go}
+# the probe program's version: cached results of another are stale (build-one.sh hashes it the same way)
+source=$(sha256sum "$here/src/catalog-gen/probe/main.go" | cut -c1-16)
 # grpc-go releases the module proxy serves but omits from its version list (`go list -m -versions`
 # does not show them; `go list -m google.golang.org/grpc@v1.34.2` resolves): v1.34.1 and v1.34.2
 # lie between v1.34.0 and v1.35.0, whose http2_client_conn differ, so without them no v1.34 patch
@@ -109,7 +113,7 @@ if [[ "$merge_only" -eq 0 ]]; then
   for line in "${lines[@]}"; do
     read -r grpc gov pin <<<"$line"
     key="$grpc-go$gov${pin:+-xnet${pin#*@}}"
-    [[ -f "$cache/$key.json" ]] && continue
+    grep -qF "\"probe_source\" : \"$source\"" "$cache/$key.json" 2>/dev/null && continue
     if [[ -n "$until" && "$(date -u +%H:%M)" > "$until" ]]; then
       note "past $until: not building $key"; continue
     fi
@@ -121,6 +125,8 @@ if [[ "$merge_only" -eq 0 ]]; then
       generator failed "$cache/$key.json" "$key" "$(tail -1 "$dir/build.log")"
       note "FAILED $key: $(tail -1 "$dir/build.log")"
     fi
+    # which probe program the result is of (Jackson writes "{" alone on the first line)
+    [[ -f "$cache/$key.json" ]] && sed -i "1a\\  \"probe_source\" : \"$source\"," "$cache/$key.json"
   done
 fi
 if [[ "$build_only" -eq 0 ]]; then

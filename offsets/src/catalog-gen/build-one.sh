@@ -22,13 +22,16 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG=$OUT/build.log
-# Incremental: a finished build (.done) is kept, a failed one (.failed) is not retried; delete
-# OUT_DIR to retry.
+# Incremental: a finished build (.done, holding the hash of probe/main.go it was built from) is kept
+# while probe/main.go is unchanged; a failed one (.failed) is not retried; delete OUT_DIR to retry.
 STRIPPED=${GOSPAN_STRIPPED:-0}
-[ -f "$OUT/.done" ] && [ -x "$OUT/probe" ] && { [ "$STRIPPED" != 1 ] || [ -x "$OUT/probe.stripped" ]; } && { echo "$OUT"; exit 0; }
-[ -f "$OUT/.failed" ] && { tail -1 "$LOG" >&2; exit 1; }
+SOURCE=$(sha256sum "$HERE/probe/main.go" | cut -c1-16)
+[ -f "$OUT/.done" ] && [ "$(cat "$OUT/.done")" = "$SOURCE" ] && [ -x "$OUT/probe" ] \
+  && { [ "$STRIPPED" != 1 ] || [ -x "$OUT/probe.stripped" ]; } && { echo "$OUT"; exit 0; }
+[ -f "$OUT/.failed" ] && [ "$(cat "$OUT/.failed")" = "$SOURCE" ] && { tail -1 "$LOG" >&2; exit 1; }
+rm -f "$OUT/.done" "$OUT/.failed"
 : >"$LOG"
-fail() { echo "build-one.sh: $*" | tee -a "$LOG" >&2; touch "$OUT/.failed"; exit 1; }
+fail() { echo "build-one.sh: $*" | tee -a "$LOG" >&2; echo "$SOURCE" >"$OUT/.failed"; exit 1; }
 
 command -v go >/dev/null || fail "no 'go' on PATH"
 if [ "$(GOTOOLCHAIN=local go env GOVERSION)" = "go$GO_VERSION" ]; then
@@ -58,5 +61,5 @@ if [ "$STRIPPED" = 1 ]; then
 fi
 mv -f "$OUT/probe.tmp" "$OUT/probe"
 "$GO" version -m "$OUT/probe" >"$OUT/modules.txt" 2>>"$LOG" || true
-touch "$OUT/.done"
+echo "$SOURCE" >"$OUT/.done"
 echo "$OUT"
