@@ -83,6 +83,17 @@ public final class CatalogGenerator {
         System.err.println("catalog: " + count(observations, "ok") + " builds observed, " + count(observations, "failed")
             + " failed; wrote " + args[2] + " and " + args[3]);
         break;
+      case "verify-stripped":
+        if (args.length != 4) {
+          usage();
+        }
+        List<String> wrong = verifyStripped(Path.of(args[1]), JSON.readTree(Path.of(args[2]).toFile()),
+            OffsetsCatalog.load(Path.of(args[3])));
+        wrong.forEach(System.out::println);
+        if (!wrong.isEmpty()) {
+          System.exit(1);
+        }
+        break;
       default:
         usage();
     }
@@ -90,8 +101,35 @@ public final class CatalogGenerator {
 
   private static void usage() {
     System.err.println("usage: CatalogGenerator extract BINARY OUT.json | extract-all CACHE | failed OUT.json KEY REASON"
-        + " | merge CACHE CATALOG.json COMPATIBILITY.md");
+        + " | merge CACHE CATALOG.json COMPATIBILITY.md | verify-stripped STRIPPED_BINARY OBSERVATION.json CATALOG.json");
     System.exit(2);
+  }
+
+  /**
+   * Checks a stripped build against the catalog: resolved through {@code catalog} (no DWARF), every catalogued
+   * field must equal what the observation of its unstripped twin read from DWARF ({@link #observe}).
+   *
+   * @return one line per disagreement ("field: catalog X, DWARF Y"); empty when all agree
+   */
+  public static List<String> verifyStripped(Path stripped, JsonNode observation, OffsetsCatalog catalog) throws IOException {
+    List<String> wrong = new ArrayList<>();
+    OffsetsResolution r;
+    try (GoBinary b = GoBinary.open(stripped)) {
+      r = OffsetsResolver.resolve(b, catalog, Preference.DWARF);
+    }
+    for (ProbeField f : ProbeField.values()) {
+      JsonNode observed = observation.path("fields").get(f.cName());
+      if (observed == null || f.kind() == ProbeField.Kind.ITAB || !f.catalogued()) {
+        continue;
+      }
+      FieldValue v = r.values().get(f);
+      String fromCatalog = v == null ? "null (" + r.missing().get(f) + ")" : String.valueOf(OffsetsCatalog.encode(v));
+      String fromDwarf = observed.isNull() ? "null" : observed.asText();
+      if (v == null ? !observed.isNull() : !fromCatalog.equals(fromDwarf)) {
+        wrong.add(f.cName() + ": catalog " + fromCatalog + ", DWARF " + fromDwarf);
+      }
+    }
+    return wrong;
   }
 
   private static String keyOf(Path json) {

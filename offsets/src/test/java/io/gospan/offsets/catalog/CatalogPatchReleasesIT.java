@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
  * catalog's patch releases, the generator's probe program built with {@code -s -w} resolves every catalogued
  * field through the catalog to exactly what the inspector reads from the DWARF of the same build unstripped,
  * its probes attach, and its connection types equal the unstripped twin's. The sample spans both ABIs and
- * the catalog's range; {@code -Dcatalog.patch.sample=v1.52.3@1.21.13,...} checks others (every release in the
- * matrix: the generator's cache has each one's unstripped build).
+ * the catalog's range; {@code -Dcatalog.patch.sample=v1.52.3@1.21.13,...} checks others, and {@code
+ * offsets/generate-catalog.sh --verify-stripped} checks every build of the matrix the same way.
  */
 class CatalogPatchReleasesIT {
   /** grpc-go release @ Go toolchain: the stack ABI, the register ABI with an older and with the newest Go. */
@@ -67,6 +67,10 @@ class CatalogPatchReleasesIT {
           assertThat(c.value()).as("%s %s", what, f).isEqualTo(d.value());
         }
       }
+      // the generator's own check of every build (generate-catalog.sh --verify-stripped) says the same
+      assertThat(CatalogGenerator.verifyStripped(dir.resolve("probe.stripped"),
+          CatalogGenerator.observe(dir.resolve("probe"), grpc + "-go" + go), OffsetsCatalog.embedded()))
+          .as("%s: generate-catalog.sh --verify-stripped", what).isEmpty();
       checked.add(what);
     }
     System.out.println("stripped builds resolved through the catalog to their DWARF: " + checked);
