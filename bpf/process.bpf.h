@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The traced process, for grpc.bpf.c (included once, after its maps): the binary a probe hit
- * belongs to (attach cookie, else the task's executable), the connection's socket 4-tuple, and
- * the exec notices discovery uses.
+ * belongs to (attach cookie, else the task's executable) and its PIE load bias, the connection
+ * followed through the binary's connection types to its socket (a TCP 4-tuple, or a unix domain
+ * socket's inodes and path), and the exec notices discovery uses.
  */
 #ifndef GOSPAN_PROCESS_BPF_H
 #define GOSPAN_PROCESS_BPF_H
