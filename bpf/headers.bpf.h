@@ -80,11 +80,12 @@ static __always_inline __u64 *name_cache_entry(struct binary *bin, __u64 ptr, __
 /*
  * The id of the header name at [ptr, ptr + len) (0 < len < GOSPAN_NAME_LEN) in `header_names`,
  * or NAME_NOT_WANTED: from the binary's name cache, or read and looked up (then cached when in
- * read-only data). A function of its own (a BPF-to-BPF call): the verifier then sees one result
- * in the caller's loop instead of one state per path through the cache, which multiplied its
- * work by four.
+ * read-only data). `ptr` is the process's address, `bias` its load bias (the cache is keyed by
+ * link-time address). A global function, verified once on its own: the caller's loop sees one
+ * unknown result instead of one state per path through the cache (a static function of its own
+ * was re-verified per call with the caller's `bias`, four times the work of the whole program).
  */
-static __noinline __u8 name_id_of(struct binary *bin, __u64 ptr, __u64 len, __u64 bias)
+__noinline __u8 name_id_of(struct binary *bin, __u64 ptr, __u64 len, __u64 bias)
 {
 	char name[GOSPAN_NAME_LEN] = {};
 	__u8 name_id = NAME_NOT_WANTED;
@@ -141,7 +142,7 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 	__u64 hf_size = off->hf_size;
 	__u64 bytes;
 	/* names in read-only data are cached by link-time address: a PIE's move with its load bias */
-	__u64 bias = bin && bin->pie ? load_bias(bin) : 0;
+	__u64 bias = load_bias(bin);
 
 	e->fields_total = n < 0 ? 0 : n > 255 ? 255 : n;
 	e->field_count = 0;

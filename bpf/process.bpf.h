@@ -106,12 +106,16 @@ struct go_iface {
 /*
  * The load bias of the current process's executable, `bin`: 0 for a position-dependent binary; for a
  * PIE, mm->start_code (where the kernel's ELF loader put the executable PT_LOAD: its p_vaddr plus the
- * bias) minus its link-time p_vaddr; NO_LOAD_BIAS when it cannot be read.
+ * bias) minus its link-time p_vaddr; NO_LOAD_BIAS when it cannot be read. A global function: its
+ * callers see one unknown result (a constant 0 on one path and a read value on another made the
+ * verifier walk the header loop once for each, four times the work).
  */
-static __always_inline __u64 load_bias(const struct binary *bin)
+__noinline __u64 load_bias(const struct binary *bin)
 {
 	__u64 start_code = 0;
 
+	if (!bin)
+		return NO_LOAD_BIAS;
 	if (!bin->pie)
 		return 0;
 	if (HAVE_BTF_TASK) {
@@ -125,13 +129,19 @@ static __always_inline __u64 load_bias(const struct binary *bin)
 	return start_code ? start_code - bin->text_start : NO_LOAD_BIAS;
 }
 
-/* The index in bin->conn_types of the entry for itab `tab` (a link-time address), or -1. */
-static __always_inline int conn_type_index(const struct binary *bin, __u64 tab)
+/*
+ * The index in bin->conn_types of the entry for itab `tab` (a link-time address), or -1. A global
+ * function: the verifier checks it once, on its own, and its callers see one unknown result, not
+ * one state per entry it may return (inlined, the walk in read_conn tripled the object's
+ * verification time).
+ */
+__noinline int conn_type_index(const struct binary *bin, __u64 tab)
 {
-	__u32 n = bin->conn_type_count;
+	__u32 n;
 
-	if (!tab)
+	if (!bin || !tab)
 		return -1;
+	n = bin->conn_type_count;
 	for (int i = 0; i < GOSPAN_CONN_TYPES; i++) {
 		if (i >= n)
 			break;
@@ -139,6 +149,55 @@ static __always_inline int conn_type_index(const struct binary *bin, __u64 tab)
 			return i;
 	}
 	return -1;
+}
+
+/*
+ * The fd of the connection whose interface words are {tab (link-time), data}: the walk through
+ * bin->conn_types, each interface's itab compared less `bias`. The fd (>= 0), or minus an enum
+ * conn_status. A global function, verified once on its own: inlined, its paths multiplied the
+ * verifier's work on everything after it.
+ */
+__noinline __s64 conn_fd(const struct binary *bin, __u64 tab, __u64 data, __u64 bias)
+{
+	struct go_iface conn = {};
+	__s64 sysfd = -1;
+	int idx;
+
+	if (!bin)
+		return -CONN_NO_TYPES;
+	idx = conn_type_index(bin, tab);
+	for (int i = 0; i < GOSPAN_MAX_CONN_WRAPS; i++) {
+		const struct conn_type *ct;
+		__u64 at;
+
+		if (idx < 0)
+			return -CONN_UNKNOWN_TYPE;
+		ct = &bin->conn_types[idx & (GOSPAN_CONN_TYPES - 1)];
+		at = data + ct->offset;
+		if (ct->kind == CONN_SOCKET) {
+			__u64 netfd = 0;
+
+			if (bin->offsets.net_fd_sysfd < 0 || read_u64(&netfd, at) || !netfd ||
+			    bpf_probe_read_user(&sysfd, sizeof(sysfd), (void *)(netfd + bin->offsets.net_fd_sysfd)))
+				return -CONN_READ_FAILED;
+			return sysfd < 0 || sysfd > 0x7fffffff ? -CONN_NOT_SOCKET : sysfd;
+		}
+		if (ct->kind == CONN_INTERFACE) {
+			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)at) || !conn.data)
+				return -CONN_READ_FAILED;
+			data = conn.data;
+			idx = conn_type_index(bin, conn.tab - bias);
+			continue;
+		}
+		if (ct->kind == CONN_POINTER) {
+			if (read_u64(&data, at) || !data)
+				return -CONN_READ_FAILED;
+			idx = ct->next;
+			continue;
+		}
+		return -CONN_UNKNOWN_TYPE;
+	}
+	return -CONN_TOO_DEEP;
 }
 
 /*
@@ -262,8 +321,7 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct bina
 {
 	struct go_iface conn = {};
 	__s64 sysfd = -1;
-	__u64 data, bias;
-	int idx;
+	__u64 bias;
 
 	if (!with_socket) {
 		if (known)
@@ -294,55 +352,10 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct bina
 		e->conn_status = CONN_NO_LOAD_BIAS;
 		goto unknown;
 	}
-	data = conn.data;
-	idx = conn_type_index(bin, conn.tab - bias);
-	e->conn_status = CONN_TOO_DEEP;
-	for (int i = 0; i < GOSPAN_MAX_CONN_WRAPS; i++) {
-		const struct conn_type *ct;
-		__u64 at;
-
-		if (idx < 0) {
-			e->conn_status = CONN_UNKNOWN_TYPE;
-			break;
-		}
-		ct = &bin->conn_types[idx & (GOSPAN_CONN_TYPES - 1)];
-		at = data + ct->offset;
-		if (ct->kind == CONN_SOCKET) {
-			__u64 netfd = 0;
-
-			if (bin->offsets.net_fd_sysfd < 0 || read_u64(&netfd, at) || !netfd ||
-			    bpf_probe_read_user(&sysfd, sizeof(sysfd), (void *)(netfd + bin->offsets.net_fd_sysfd)))
-				e->conn_status = CONN_READ_FAILED;
-			else
-				e->conn_status = CONN_OK;
-			break;
-		}
-		if (ct->kind == CONN_INTERFACE) {
-			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)at) || !conn.data) {
-				e->conn_status = CONN_READ_FAILED;
-				break;
-			}
-			data = conn.data;
-			idx = conn_type_index(bin, conn.tab - bias);
-			continue;
-		}
-		if (ct->kind == CONN_POINTER) {
-			if (read_u64(&data, at) || !data) {
-				e->conn_status = CONN_READ_FAILED;
-				break;
-			}
-			idx = ct->next;
-			continue;
-		}
-		e->conn_status = CONN_UNKNOWN_TYPE;
-		break;
-	}
+	sysfd = conn_fd(bin, conn.tab - bias, conn.data, bias);
+	e->conn_status = sysfd < 0 ? (__u8)-sysfd : CONN_OK;
 	if (e->conn_status != CONN_OK)
 		goto unknown;
-	if (sysfd < 0 || sysfd > 0x7fffffff) {
-		e->conn_status = CONN_NOT_SOCKET;
-		goto unknown;
-	}
 	e->fd = (__s32)sysfd;
 
 	/* fd -> struct file -> struct socket -> struct sock, in the kernel: the 4-tuple as it

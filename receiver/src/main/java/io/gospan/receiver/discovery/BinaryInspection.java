@@ -408,7 +408,10 @@ public final class BinaryInspection {
     ConnTypes c = layout.connTypes();
     if (socketLinking()) {
       long wrappers = c.entries().stream().filter(e -> e.kind() != ConnTypes.Kind.SOCKET && e.itab() != 0).count();
-      return "client->server linking by socket (TCP and unix domain sockets" + (layout.pie() ? ", PIE load bias per process" : "")
+      boolean tcp = c.netConn("*net.TCPConn").isPresent();
+      boolean unix = c.netConn("*net.UnixConn").isPresent();
+      String kinds = tcp && unix ? "TCP and unix domain sockets" : tcp ? "TCP" : unix ? "unix domain sockets" : "sockets";
+      return "client->server linking by socket (" + kinds + (layout.pie() ? ", PIE load bias per process" : "")
           + "; " + wrappers + " connection wrapper type" + (wrappers == 1 ? "" : "s") + " unwrapped"
           + (c.unresolved().isEmpty() ? "" : ", " + c.unresolved().size() + " not: their connections carry no socket") + ")";
     }
