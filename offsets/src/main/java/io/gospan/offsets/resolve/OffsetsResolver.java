@@ -41,8 +41,6 @@ import org.slf4j.LoggerFactory;
 public final class OffsetsResolver {
   private static final Logger LOG = LoggerFactory.getLogger(OffsetsResolver.class);
 
-  private static final String SYSCALL_CONN_OLD = "google.golang.org/grpc/credentials/internal.syscallConn";
-
   private OffsetsResolver() {}
 
   /**
@@ -341,14 +339,6 @@ public final class OffsetsResolver {
           }
           sum += off.getAsLong();
         }
-        if (failed != null && field == ProbeField.SYSCALL_CONN_CONN) {
-          // grpc-go before 1.30 kept syscallConn in credentials/internal.
-          OptionalLong old = dwarf.memberOffset(SYSCALL_CONN_OLD, "Conn");
-          if (old.isPresent()) {
-            failed = null;
-            sum = old.getAsLong();
-          }
-        }
         if (failed == null) {
           values.put(field, new FieldValue(null, sum, FieldValue.Source.DWARF));
         } else {
@@ -387,9 +377,6 @@ public final class OffsetsResolver {
       ProbeField field, ItabAddresses itabs, Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing) {
     String name = field.path().get(0);
     Optional<Long> addr = itabs.address(name);
-    if (addr.isEmpty() && field == ProbeField.ITAB_SYSCALL_CONN) {
-      addr = itabs.address(GoBinary.ITAB_GRPC_SYSCALL_CONN_OLD);
-    }
     if (addr.isPresent()) {
       FieldValue.Source src =
           itabs.source() == ItabAddresses.Source.ITABLINKS ? FieldValue.Source.ITABLINKS : FieldValue.Source.SYMTAB;

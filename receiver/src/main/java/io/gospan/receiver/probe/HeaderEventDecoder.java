@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class HeaderEventDecoder {
 
+  private static final int AF_UNIX = 1;
   private static final int AF_INET = 2;
   private static final int AF_INET6 = 10;
 
@@ -152,8 +153,9 @@ public final class HeaderEventDecoder {
     GrpcProbe sender = GrpcProbe.ofId(probeId);
     ProbeKind probe = sender == null ? null : sender.eventKind();
     Side side = sideId == GrpcConstants.SIDE_CLIENT ? Side.CLIENT : sideId == GrpcConstants.SIDE_SERVER ? Side.SERVER : null;
+    boolean socketPath = (flags & GrpcConstants.EVENT_SOCKET_PATH) != 0;
     if (probe == null || side == null || fieldCount > GrpcLayouts.MAX_FIELDS
-        || b.remaining() < EventRecord.FIXED_SIZE + fieldCount * GrpcLayouts.HEADER_FIELD.size()) {
+        || b.remaining() < EventRecord.FIXED_SIZE + (fieldCount + (socketPath ? 1 : 0)) * GrpcLayouts.HEADER_FIELD.size()) {
       malformed.increment();
       return null;
     }
@@ -180,11 +182,12 @@ public final class HeaderEventDecoder {
         side,
         b.getLong(E.connId),
         b.getInt(E.fd),
-        socketCache.sockets(b),
+        socketCache.sockets(b, fieldCount),
         b.getInt(E.streamId),
         (flags & GrpcConstants.EVENT_END_STREAM) != 0,
         List.of(fields),
-        (flags & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0));
+        (flags & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0,
+        (flags & GrpcConstants.EVENT_CONN_UNKNOWN) == 0 ? null : socketUnknown(EventRecord.decode(b))));
   }
 
   // The pid -> executable check of every record, without a map operation or an ExeKey per record:
@@ -262,19 +265,20 @@ public final class HeaderEventDecoder {
   }
 
   /**
-   * Decoded 4-tuples by their record bytes (family, ports, addresses), direct-mapped: a stream's
+   * Decoded TCP 4-tuples by their record bytes (family, ports, addresses), direct-mapped: a stream's
    * start on a connection seen before reuses its {@link SocketPair} instead of two {@code
-   * InetAddress}es and two {@code InetSocketAddress}es per start.
+   * InetAddress}es and two {@code InetSocketAddress}es per start. Unix domain sockets' ends are
+   * decoded each time ({@link HeaderEventDecoder#sockets}).
    */
   static final class SocketCache {
     private static final int SLOTS = 256;
     private final long[][] keys = new long[SLOTS][];
     private final SocketPair[] pairs = new SocketPair[SLOTS];
 
-    SocketPair sockets(ByteBuffer b) {
+    SocketPair sockets(ByteBuffer b, int fieldCount) {
       int family = Short.toUnsignedInt(b.getShort(E.family));
       if ((family != AF_INET && family != AF_INET6) || (b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
-        return null;
+        return HeaderEventDecoder.sockets(b, fieldCount);
       }
       long k0 = ((long) family << 32) | ((long) Short.toUnsignedInt(b.getShort(E.localPort)) << 16)
           | Short.toUnsignedInt(b.getShort(E.remotePort));
@@ -288,7 +292,7 @@ public final class HeaderEventDecoder {
       if (k != null && k[0] == k0 && k[1] == k1 && k[2] == k2 && k[3] == k3 && k[4] == k4) {
         return pairs[slot];
       }
-      SocketPair p = HeaderEventDecoder.sockets(b);
+      SocketPair p = HeaderEventDecoder.sockets(b, fieldCount);
       // the two ends as objects seen before: a client's pair and its server's mirrored pair then
       // hold the same two objects, and the flow keys that link them compare by identity first
       p = new SocketPair(endpoint(p.local()), endpoint(p.remote()));
@@ -297,11 +301,11 @@ public final class HeaderEventDecoder {
       return p;
     }
 
-    private final InetSocketAddress[] endpoints = new InetSocketAddress[SLOTS];
+    private final SocketPair.Endpoint[] endpoints = new SocketPair.Endpoint[SLOTS];
 
-    private InetSocketAddress endpoint(InetSocketAddress a) {
+    private SocketPair.Endpoint endpoint(SocketPair.Endpoint a) {
       int slot = (a.hashCode() * 0x9E3779B9 >>> 24) & (SLOTS - 1);
-      InetSocketAddress known = endpoints[slot];
+      SocketPair.Endpoint known = endpoints[slot];
       if (a.equals(known)) {
         return known;
       }
@@ -310,11 +314,55 @@ public final class HeaderEventDecoder {
     }
   }
 
-  /** The 4-tuple the BPF program read from the kernel socket, or null when it could not. */
-  static SocketPair sockets(ByteBuffer b) {
+  /**
+   * Why a stream's start has no socket, as {@code gospan.connection.unidentified} says it ({@code enum
+   * conn_status}); null when it has one or was not asked for one.
+   */
+  static String socketUnknown(EventRecord r) {
+    if ((r.flags() & GrpcConstants.EVENT_CONN_UNKNOWN) == 0) {
+      return null;
+    }
+    int s = r.connStatus();
+    if (s == GrpcConstants.CONN_OK) {
+      return r.connId() == 0 ? "no_connection" : null;
+    }
+    return s == GrpcConstants.CONN_NO_TYPES ? "no_type_information"
+        : s == GrpcConstants.CONN_UNKNOWN_TYPE ? "unknown_type"
+        : s == GrpcConstants.CONN_TOO_DEEP ? "too_many_wrappers"
+        : s == GrpcConstants.CONN_READ_FAILED ? "read_failed"
+        : s == GrpcConstants.CONN_NOT_SOCKET ? "not_a_socket"
+        : s == GrpcConstants.CONN_OTHER_FAMILY ? "other_address_family"
+        : s == GrpcConstants.CONN_NO_LOAD_BIAS ? "no_load_bias"
+        : "status_" + s;
+  }
+
+  /**
+   * The connection's ends the BPF program read from the kernel socket, or null when it could not: a TCP
+   * 4-tuple, or a unix domain socket's inodes (and path: the {@code struct socket_path} behind the
+   * record's {@code fieldCount} fields).
+   */
+  static SocketPair sockets(ByteBuffer b, int fieldCount) {
     int family = Short.toUnsignedInt(b.getShort(E.family));
+    if ((b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+      return null;
+    }
+    if (family == AF_UNIX) {
+      long local = b.getLong(E.localAddr);
+      long remote = b.getLong(E.remoteAddr);
+      String path = "";
+      boolean peer = false;
+      if ((b.get(E.flags) & GrpcConstants.EVENT_SOCKET_PATH) != 0) {
+        int at = E.fields + fieldCount * GrpcLayouts.HEADER_FIELD.size();
+        peer = b.get(at + E.pathPeer) != 0;
+        int len = Math.min(Short.toUnsignedInt(b.getShort(at + E.pathLen)), E.pathMax);
+        byte[] raw = new byte[len];
+        b.get(at + E.path, raw, 0, len);
+        path = unixPath(raw);
+      }
+      return new SocketPair(new SocketPair.Unix(local, peer ? "" : path), new SocketPair.Unix(remote, peer ? path : ""));
+    }
     int addrLen = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
-    if (addrLen == 0 || (b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+    if (addrLen == 0) {
       return null;
     }
     byte[] local = new byte[addrLen];
@@ -328,6 +376,25 @@ public final class HeaderEventDecoder {
     } catch (UnknownHostException e) {
       throw new AssertionError("4 or 16 address bytes are always valid", e);
     }
+  }
+
+  /**
+   * A {@code sun_path} as {@code ss} prints it: a pathname up to its first NUL; an abstract name (first
+   * byte NUL) as {@code @} and the rest; non-printable characters escaped ({@link
+   * io.gospan.offsets.buildinfo.Printable}).
+   */
+  static String unixPath(byte[] raw) {
+    if (raw.length == 0) {
+      return "";
+    }
+    if (raw[0] == 0) {
+      return "@" + io.gospan.offsets.buildinfo.Printable.escape(new String(raw, 1, raw.length - 1, StandardCharsets.UTF_8));
+    }
+    int n = 0;
+    while (n < raw.length && raw[n] != 0) {
+      n++;
+    }
+    return io.gospan.offsets.buildinfo.Printable.escape(new String(raw, 0, n, StandardCharsets.UTF_8));
   }
 
   /** Offsets into the record, looked up once. */
@@ -354,6 +421,10 @@ public final class HeaderEventDecoder {
     final int fieldFlags = GrpcLayouts.HEADER_FIELD.offset("flags");
     final int valueLen = GrpcLayouts.HEADER_FIELD.offset("value_len");
     final int value = GrpcLayouts.HEADER_FIELD.offset("value");
+    final int pathPeer = GrpcLayouts.SOCKET_PATH.offset("peer");
+    final int pathLen = GrpcLayouts.SOCKET_PATH.offset("len");
+    final int path = GrpcLayouts.SOCKET_PATH.offset("path");
+    final int pathMax = GrpcLayouts.SOCKET_PATH.field("path").size();
 
     static final Parent PARENT = new Parent();
 

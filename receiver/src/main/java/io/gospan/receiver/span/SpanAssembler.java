@@ -17,6 +17,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.data.StatusData;
 import java.net.Inet6Address;
@@ -169,8 +170,11 @@ public final class SpanAssembler {
     }
   }
 
-  /** A client→server flow: the client's own end, the server's end, the stream id. */
-  private record FlowKey(InetSocketAddress clientEnd, InetSocketAddress serverEnd, int streamId) {
+  /**
+   * A client→server flow: the client's own end, the server's end, the stream id (a unix domain socket's
+   * ends are its inodes, equal on both sides).
+   */
+  private record FlowKey(SocketPair.Endpoint clientEnd, SocketPair.Endpoint serverEnd, int streamId) {
     static FlowKey of(Side side, SocketPair s, int streamId) {
       if (s == null) {
         return null;
@@ -242,12 +246,15 @@ public final class SpanAssembler {
     final String fullMethod; // pkg.Service/Method, null when unknown
     final String authority;
     final SocketPair sockets;
+    final String socketUnknown;
     final FlowKey flow;
     final SpanContext remoteParent;
     final Node node;
     // allocated at the first captured value (most spans have none)
     Map<String, List<String>> requestMetadata = Map.of();
     Map<String, List<String>> responseMetadata = Map.of();
+    /** The process's resource, read at the stream's start: it may exit (and be forgotten) before export. */
+    Resource resource;
     String httpStatus;
     boolean truncated;
 
@@ -263,6 +270,7 @@ public final class SpanAssembler {
       this.fullMethod = pathField != null && !pathField.truncated() ? fullMethod(pathField.value()) : null;
       this.authority = e.header(":authority");
       this.sockets = e.sockets();
+      this.socketUnknown = e.sockets() == null ? e.socketUnknown() : null;
       this.flow = FlowKey.of(e.side(), e.sockets(), e.streamId());
       this.remoteParent = remoteParent;
       this.node = node;
@@ -683,9 +691,10 @@ public final class SpanAssembler {
       captureMetadata(s, true, f);
     }
     streams.put(key, s);
-    // Read the process's resource now, while it surely runs: a short-lived process of a known
-    // binary (traced from its first call, never discovered) may exit before its span ends.
-    metadata.resource(e.pid());
+    // Read the process's resource now, while it surely runs, and keep it with the stream: a short-lived
+    // process of a known binary (traced from its first call, never discovered) may exit, and be
+    // forgotten, before its span is exported.
+    s.resource = metadata.resource(e.pid());
 
     if (s.side == Side.SERVER) {
       startServer(s, now);
@@ -1078,7 +1087,7 @@ public final class SpanAssembler {
             start,
             end,
             attributes(s, status, h.incompleteReason()),
-            metadata.resource(s.pid));
+            s.resource != null ? s.resource : metadata.resource(s.pid));
     sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
   }
 
@@ -1118,8 +1127,8 @@ public final class SpanAssembler {
     AttributesBuilder b = Attributes.builder();
     semconv.putSpanAttributes(b, s.side, s.fullMethod, status);
 
-    InetSocketAddress serverEnd = null;
-    InetSocketAddress peer = null;
+    SocketPair.Endpoint serverEnd = null;
+    SocketPair.Endpoint peer = null;
     if (s.sockets != null) {
       serverEnd = s.side == Side.CLIENT ? s.sockets.remote() : s.sockets.local();
       peer = s.sockets.remote();
@@ -1130,19 +1139,38 @@ public final class SpanAssembler {
       if (authority[1] != null) {
         b.put(RpcAttributes.SERVER_PORT, Long.parseLong(authority[1]));
       }
-    } else if (serverEnd != null) {
-      b.put(RpcAttributes.SERVER_ADDRESS, hostAddress(serverEnd));
-      b.put(RpcAttributes.SERVER_PORT, (long) serverEnd.getPort());
+    } else if (serverEnd instanceof SocketPair.Ip ip) {
+      b.put(RpcAttributes.SERVER_ADDRESS, hostAddress(ip.address()));
+      b.put(RpcAttributes.SERVER_PORT, (long) ip.address().getPort());
+    } else if (serverEnd instanceof SocketPair.Unix u && !u.path().isEmpty()) {
+      b.put(RpcAttributes.SERVER_ADDRESS, u.path());
     }
-    if (peer != null) {
-      b.put(RpcAttributes.NETWORK_PEER_ADDRESS, hostAddress(peer));
-      b.put(RpcAttributes.NETWORK_PEER_PORT, (long) peer.getPort());
+    if (peer instanceof SocketPair.Ip ip) {
+      InetSocketAddress p = ip.address();
+      b.put(RpcAttributes.NETWORK_PEER_ADDRESS, hostAddress(p));
+      b.put(RpcAttributes.NETWORK_PEER_PORT, (long) p.getPort());
       b.put(RpcAttributes.NETWORK_TRANSPORT, "tcp");
-      b.put(RpcAttributes.NETWORK_TYPE, peer.getAddress() instanceof Inet6Address ? "ipv6" : "ipv4");
+      b.put(RpcAttributes.NETWORK_TYPE, p.getAddress() instanceof Inet6Address ? "ipv6" : "ipv4");
       if (s.side == Side.SERVER) {
-        b.put(RpcAttributes.CLIENT_ADDRESS, hostAddress(peer));
-        b.put(RpcAttributes.CLIENT_PORT, (long) peer.getPort());
+        b.put(RpcAttributes.CLIENT_ADDRESS, hostAddress(p));
+        b.put(RpcAttributes.CLIENT_PORT, (long) p.getPort());
       }
+    } else if (peer instanceof SocketPair.Unix u) {
+      // semantic conventions: a unix domain socket's name is its address; an unnamed end has none
+      b.put(RpcAttributes.NETWORK_TRANSPORT, "unix");
+      if (!u.path().isEmpty()) {
+        b.put(RpcAttributes.NETWORK_PEER_ADDRESS, u.path());
+        if (s.side == Side.SERVER) {
+          b.put(RpcAttributes.CLIENT_ADDRESS, u.path());
+        }
+      }
+      String local = ((SocketPair.Unix) s.sockets.local()).path();
+      if (!local.isEmpty()) {
+        b.put(RpcAttributes.NETWORK_LOCAL_ADDRESS, local);
+      }
+    }
+    if (s.socketUnknown != null) {
+      b.put(RpcAttributes.GOSPAN_CONNECTION_UNIDENTIFIED, s.socketUnknown);
     }
     semconv.putMetadata(b, true, s.requestMetadata);
     semconv.putMetadata(b, false, s.responseMetadata);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
+import io.gospan.receiver.event.SocketPair;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -49,6 +50,62 @@ class HeaderEventDecoderTest {
     assertThat(e.grpcContentType()).isTrue();
     assertThat(decoder.decode(record(0, EventRecord.FIXED_SIZE)).fields()).isEmpty();
     assertThat(decoder.malformed()).isZero();
+  }
+
+  /** A unix domain socket's start: inodes in the address fields, the path block behind the fields. */
+  ByteBuffer unixRecord(int fieldCount, boolean peerPath, byte[] path, String... nameValues) {
+    int size = EventRecord.FIXED_SIZE + (fieldCount + 1) * GrpcLayouts.HEADER_FIELD.size();
+    ByteBuffer b = record(fieldCount, size, nameValues);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) GrpcConstants.EVENT_SOCKET_PATH);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("family"), (short) 1);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("local_addr"), 4_026_532_001L);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("remote_addr"), 4_026_532_002L);
+    b.putInt(GrpcLayouts.HEADER_EVENT.offset("fd"), 7);
+    int at = EventRecord.FIXED_SIZE + fieldCount * GrpcLayouts.HEADER_FIELD.size();
+    b.put(at + GrpcLayouts.SOCKET_PATH.offset("peer"), (byte) (peerPath ? 1 : 0));
+    b.putShort(at + GrpcLayouts.SOCKET_PATH.offset("len"), (short) path.length);
+    b.put(at + GrpcLayouts.SOCKET_PATH.offset("path"), path);
+    return b;
+  }
+
+  @Test
+  void aUnixSocketsInodesAndPathDecode() {
+    // a pathname as the kernel keeps it (with its NUL), behind the fields, from the server's own end
+    HeaderEvent server = decoder.decode(unixRecord(1, false, "/run/containerd/containerd.sock\0".getBytes(StandardCharsets.UTF_8),
+        ":path", "/a.B/C"));
+    assertThat(server.sockets().unix()).isTrue();
+    assertThat(server.sockets().local()).isEqualTo(new SocketPair.Unix(4_026_532_001L, ""));
+    assertThat(((SocketPair.Unix) server.sockets().local()).path()).isEqualTo("/run/containerd/containerd.sock");
+    assertThat(((SocketPair.Unix) server.sockets().remote()).path()).isEmpty();
+    assertThat(((SocketPair.Unix) server.sockets().remote()).inode()).isEqualTo(4_026_532_002L);
+    assertThat(server.header(":path")).isEqualTo("/a.B/C");
+    assertThat(server.socketUnknown()).isNull();
+    // an abstract name read from the peer (a client's unnamed end), no fields
+    byte[] abstractName = {0, 'c', 't', 'r', 0x1b};
+    HeaderEvent client = decoder.decode(unixRecord(0, true, abstractName));
+    assertThat(((SocketPair.Unix) client.sockets().remote()).path()).isEqualTo("@ctr\\x1b");
+    assertThat(((SocketPair.Unix) client.sockets().local()).path()).isEmpty();
+    assertThat(decoder.malformed()).isZero();
+    // the path block missing: malformed
+    ByteBuffer cut = unixRecord(1, false, new byte[] {'/'}, ":path", "/a.B/C");
+    assertThat(decoder.decode(ByteBuffer.wrap(cut.array(), 0, cut.capacity() - 1).slice().order(ByteOrder.LITTLE_ENDIAN))).isNull();
+    assertThat(decoder.malformed()).isEqualTo(1);
+  }
+
+  @Test
+  void aStartWithoutItsSocketSaysWhy() {
+    ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("conn_id"), 0xc000123L);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) GrpcConstants.CONN_UNKNOWN_TYPE);
+    HeaderEvent e = decoder.decode(b);
+    assertThat(e.sockets()).isNull();
+    assertThat(e.socketUnknown()).isEqualTo("unknown_type");
+    b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) GrpcConstants.CONN_NO_LOAD_BIAS);
+    assertThat(decoder.decode(b).socketUnknown()).isEqualTo("no_load_bias");
+    // not a start (no socket asked for): nothing to say
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) 0);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) GrpcConstants.CONN_OK);
+    assertThat(decoder.decode(b).socketUnknown()).isNull();
   }
 
   @Test
