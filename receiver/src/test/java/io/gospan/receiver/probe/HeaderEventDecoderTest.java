@@ -232,11 +232,11 @@ class HeaderEventDecoderTest {
     ByteBuffer a = withSocket(record(0, EventRecord.FIXED_SIZE), new byte[] {127, 0, 0, 1}, 5000, new byte[] {127, 0, 0, 2}, 6000);
     ByteBuffer b = withSocket(record(0, EventRecord.FIXED_SIZE), new byte[] {127, 0, 0, 1}, 5000, new byte[] {127, 0, 0, 2}, 6001);
     HeaderEvent ea = decoder.decode(a);
-    assertThat(ea.sockets().local().getPort()).isEqualTo(5000);
-    assertThat(ea.sockets().remote().getPort()).isEqualTo(6000);
+    assertThat(ea.sockets().localIp().getPort()).isEqualTo(5000);
+    assertThat(ea.sockets().remoteIp().getPort()).isEqualTo(6000);
     assertThat(decoder.decode(a.duplicate().order(ByteOrder.LITTLE_ENDIAN)).sockets()).isEqualTo(ea.sockets());
-    assertThat(decoder.decode(b).sockets().remote().getPort()).isEqualTo(6001);
-    assertThat(decoder.decode(a).sockets().remote().getAddress().getHostAddress()).isEqualTo("127.0.0.2");
+    assertThat(decoder.decode(b).sockets().remoteIp().getPort()).isEqualTo(6001);
+    assertThat(decoder.decode(a).sockets().remoteIp().getAddress().getHostAddress()).isEqualTo("127.0.0.2");
   }
 
   static ByteBuffer withExe(ByteBuffer b, int pid, long ino) {
