@@ -13,7 +13,8 @@
 # reason it failed). Then it merges all cached results into the catalog. Order: every grpc-go minor
 # with one toolchain first, then the remaining toolchains, then the first release (X.Y.0) of every
 # minor whose latest patch is not X.Y.0, then extra evidence (go1.16.15 for every later grpc-go it
-# can build, go1.17.13 and go1.19.13 on a few); one build at a time, nice -n 19.
+# can build, go1.17.13 and go1.19.13 on a few, the last patch of every later Go minor with the newest
+# grpc-go its go line allows: Go's own layouts are keyed by Go's version); one build at a time, nice -n 19.
 #
 # Incremental: a combination with a cached result (success or failure) of the current probe program
 # (the JSON's probe_source: a hash of src/catalog-gen/probe/main.go) is not rebuilt; delete its JSON
@@ -68,6 +69,8 @@ source=$(sha256sum "$here/src/catalog-gen/probe/main.go" | cut -c1-16)
 UNLISTED="v1.33.3 v1.34.1 v1.34.2"
 OLD_GO=1.16.15
 MID_GO=1.21.13
+# Go minors observed on top (Go's own layouts: netFD, net/http's HTTP/2 server, runtime.g): the last patch of each.
+GO_MINORS="1.18.10 1.20.14 1.22.12 1.23.12 1.24.13 1.25.14 1.26.11 1.27.4"
 
 # "grpc go [pin]" lines in build order.
 matrix() {
@@ -77,10 +80,12 @@ matrix() {
     awk -F. '$2 >= 30 {k=$2; last[k]=$0; if (!(k in seen)) {seen[k]=1; order[++n]=k}}
       END {for (i = 1; i <= n; i++) print last[order[i]]}')
   local first=() second=() third=() fourth=() tc
+  local -A golines=()
   for v in $versions; do
     minor=$(cut -d. -f2 <<<"$v")
     goline=$(cd /tmp && GOFLAGS=-mod=mod GOTOOLCHAIN=local go list -m -json "google.golang.org/grpc@$v" |
       sed -n 's/.*"GoVersion": "\(1\.[0-9]*\).*/\1/p'); goline=${goline:-1.11}
+    golines[$v]=$(cut -d. -f2 <<<"$goline")
     if [[ "$minor" -le 40 ]]; then
       tc=$OLD_GO; second+=("$v $MID_GO" "$v $PATH_GO")
     elif [[ $(cut -d. -f2 <<<"$goline") -le 21 ]]; then
@@ -101,6 +106,15 @@ matrix() {
       v1.40.*|v1.57.*) fourth+=("$v 1.17.13") ;;
       v1.63.*) fourth+=("$v 1.19.13") ;;
     esac
+  done
+  # Every Go minor of the register ABI, each with the newest grpc-go its go line allows: Go's own
+  # layouts (net's netFD, net/http's HTTP/2 server, runtime.g) are keyed by Go's version and vouched for
+  # only between two observations that agree.
+  local g gm best
+  for g in $GO_MINORS; do
+    gm=$(cut -d. -f2 <<<"$g"); best=""
+    for v in $versions; do [[ ${golines[$v]} -le $gm ]] && best=$v; done
+    [[ -n "$best" ]] && fourth+=("$best $g")
   done
   local newest=${v}
   # The newest x/net with the newest grpc-go: applications upgrade x/net on their own.

@@ -153,6 +153,15 @@ public final class OffsetsResolver {
         }
       }
     }
+    // A field only probes need whose functions the binary does not have (x/net's HTTP/2 server in a
+    // client that links x/net) is not resolved, whatever a source says: the catalog would answer it by
+    // the x/net version where the binary's DWARF has no such subprogram or type.
+    for (ProbeField field : ProbeField.values()) {
+      if (!field.neededBy().isEmpty() && field.neededBy().stream().noneMatch(functions::containsKey) && values.remove(field) != null) {
+        missing.put(field, "needed only by " + field.neededBy().stream().map(p -> p.name().toLowerCase(java.util.Locale.ROOT)).sorted().toList()
+            + ", whose functions are not in the binary");
+      }
+    }
     notes.keySet().retainAll(values.keySet());
     return new OffsetsResolution(values, missing, functions, mismatches, notes);
   }

@@ -56,7 +56,7 @@ class CatalogResolutionIT {
         if (d == null) {
           assertThat(c).as("%s %s: not in the DWARF of the twin (%s), so not in the catalog either", what, f, fromDwarf.missing().get(f))
               .isNull();
-          assertThat(fromCatalog.missing().get(f)).as("%s %s", what, f).contains("(catalog)");
+          assertThat(fromCatalog.missing().get(f)).as("%s %s: missing, with the reason", what, f).isNotBlank();
           continue;
         }
         assertThat(c).as("%s %s: %s", what, f, fromCatalog.missing().get(f)).isNotNull();
@@ -135,7 +135,10 @@ class CatalogResolutionIT {
 
     try (GoBinary b = GoBinary.open(stripped)) {
       OffsetsResolution r = OffsetsResolver.resolve(b, old, Preference.DWARF);
-      assertThat(r.attachable()).isEmpty();
+      // grpc-go's transport probes need grpc-go's offsets; the ServeHTTP path's come from x/net's and Go's
+      // sections, which a newer grpc-go does not change
+      assertThat(r.attachable()).as("%s", r.missing())
+          .containsExactlyInAnyOrderElementsOf(java.util.Arrays.stream(Probe.values()).filter(Probe::serveHttp).toList());
       assertThat(r.unsupported()).hasValueSatisfying(u -> assertThat(u)
           .startsWith("unsupported: grpc-go v1.60.1 is newer than the catalog")
           .contains("no DWARF"));
