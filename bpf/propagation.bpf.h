@@ -232,7 +232,7 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 		if (!e)
 			return 0;
 		e->stream_id = id;
-		read_conn(probe, off, t + off->http2_client_conn, NULL, 1, e);
+		read_conn(probe, bin, t + off->http2_client_conn, NULL, 1, e);
 		conn = e->conn_id;
 		if (off->stream_method < 0 || bpf_probe_read_user(&method, sizeof(method), (void *)(s + off->stream_method))) {
 			e->flags |= EVENT_READ_FAILED;

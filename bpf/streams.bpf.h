@@ -58,13 +58,14 @@ int uprobe_http2_client_close_stream(struct pt_regs *ctx)
 {
 	const enum gospan_probe probe = PROBE_HTTP2_CLIENT_CLOSE_STREAM;
 	const struct go_offsets *off;
+	struct binary *bin = NULL;
 	struct exe_key exe = {};
 	struct header_event *e;
 	__u64 t = 0, cs = 0, st = 0, s;
 	__u32 id = 0;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe, NULL);
+	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -87,7 +88,7 @@ int uprobe_http2_client_close_stream(struct pt_regs *ctx)
 	e->stream_id = id;
 	e->flags |= EVENT_END_STREAM;
 	if (t && off->http2_client_conn >= 0)
-		read_conn(probe, off, t + off->http2_client_conn, NULL, 0, e);
+		read_conn(probe, bin, t + off->http2_client_conn, NULL, 0, e);
 	else
 		e->flags |= EVENT_CONN_UNKNOWN;
 	status_fields(probe, off, st, e);
@@ -106,13 +107,14 @@ int uprobe_http2_server_write_status(struct pt_regs *ctx)
 {
 	const enum gospan_probe probe = PROBE_HTTP2_SERVER_WRITE_STATUS;
 	const struct go_offsets *off;
+	struct binary *bin = NULL;
 	struct exe_key exe = {};
 	struct header_event *e;
 	__u64 t = 0, ss = 0, st = 0, s, goid;
 	__u32 id = 0;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe, NULL);
+	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -143,7 +145,7 @@ int uprobe_http2_server_write_status(struct pt_regs *ctx)
 	e->stream_id = id;
 	e->flags |= EVENT_END_STREAM;
 	if (t && off->http2_server_conn >= 0)
-		read_conn(probe, off, t + off->http2_server_conn, NULL, 0, e);
+		read_conn(probe, bin, t + off->http2_server_conn, NULL, 0, e);
 	else
 		e->flags |= EVENT_CONN_UNKNOWN;
 	status_fields(probe, off, st, e);

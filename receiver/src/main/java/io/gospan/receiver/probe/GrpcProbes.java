@@ -20,7 +20,6 @@ import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -218,19 +217,19 @@ public final class GrpcProbes implements AutoCloseable {
    * cookie (and others through {@code slot_by_exe}, by the executable). Putting a binary again
    * rewrites its slot; its probes keep working.
    *
-   * @param readOnlyData the binary's read-only data {@code [start, end)} ({@code
-   *     ElfFile.readOnlyData}; empty for a PIE): header names there are then recognised by address
+   * @param layout the binary's read-only data (header names there are then recognised by address), load
+   *     bias and connection types (without them no stream carries its socket)
    * @throws IllegalStateException when every slot (GrpcLayouts.BINARY_SLOTS) is taken
    */
-  public void putBinary(ExeKey key, GoOffsets goOffsets, Optional<long[]> readOnlyData) {
-    putBinary(key, goOffsets, readOnlyData, Probe.ProbeSet.HEADERS);
+  public void putBinary(ExeKey key, GoOffsets goOffsets, BinaryLayout layout) {
+    putBinary(key, goOffsets, layout, Probe.ProbeSet.HEADERS);
   }
 
   /**
-   * As {@link #putBinary(ExeKey, GoOffsets, Optional)}, for a binary with probe set {@code set}: in
+   * As {@link #putBinary(ExeKey, GoOffsets, BinaryLayout)}, for a binary with probe set {@code set}: in
    * the streams set its NewStream probe starts client streams.
    */
-  public void putBinary(ExeKey key, GoOffsets goOffsets, Optional<long[]> readOnlyData, Probe.ProbeSet set) {
+  public void putBinary(ExeKey key, GoOffsets goOffsets, BinaryLayout layout, Probe.ProbeSet set) {
     byte[] offsetBytes = goOffsets.toBytes();
     synchronized (cookies) {
       Long cookie = cookies.get(key);
@@ -249,11 +248,9 @@ public final class GrpcProbes implements AutoCloseable {
       b.put(GrpcLayouts.BINARY.offset("exe"), key.toBytes());
       b.putLong(GrpcLayouts.BINARY.offset("generation"), cookie >>> 32);
       b.putLong(GrpcLayouts.BINARY.offset("flags"), set == Probe.ProbeSet.STREAMS ? GrpcConstants.BINARY_STREAMS_SET : 0);
-      readOnlyData.ifPresent(r -> {
-        b.putLong(GrpcLayouts.BINARY.offset("rodata_start"), r[0]);
-        b.putLong(GrpcLayouts.BINARY.offset("rodata_end"), r[1]);
-      });
+      // the offsets first: the layout's runtime-type netFD.pfd.Sysfd fills the offsets' only where they have none
       b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
+      layout.writeTo(b);
       // An array slot is written in place: it is complete before anything can find it (probes
       // attach with its cookie after this returns; slot_by_exe is written after it).
       binaries.update(slotKey(cookie), b.array(), BpfMap.BPF_ANY);

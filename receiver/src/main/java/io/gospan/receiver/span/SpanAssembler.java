@@ -17,6 +17,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.data.StatusData;
 import java.net.Inet6Address;
@@ -177,8 +178,11 @@ public final class SpanAssembler {
     }
   }
 
-  /** A client→server flow: the client's own end, the server's end, the stream id. */
-  private record FlowKey(InetSocketAddress clientEnd, InetSocketAddress serverEnd, int streamId) {
+  /**
+   * A client→server flow: the client's own end, the server's end, the stream id (a unix domain socket's
+   * ends are its inodes, equal on both sides).
+   */
+  private record FlowKey(SocketPair.Endpoint clientEnd, SocketPair.Endpoint serverEnd, int streamId) {
     static FlowKey of(Side side, SocketPair s, int streamId) {
       if (s == null) {
         return null;
@@ -250,6 +254,7 @@ public final class SpanAssembler {
     final String fullMethod; // pkg.Service/Method, null when unknown
     String authority; // a client started at NewStream: its server's, when gospan sees that
     final SocketPair sockets;
+    final String socketUnknown;
     final FlowKey flow;
     SpanContext remoteParent; // a client started at NewStream: its server's traceparent, when gospan sees that
     /** A client stream started at NewStream's return (streams set): it saw no request headers. */
@@ -260,8 +265,11 @@ public final class SpanAssembler {
      */
     boolean rootAtEnd;
     final Node node;
-    final Map<String, List<String>> requestMetadata = new TreeMap<>();
-    final Map<String, List<String>> responseMetadata = new TreeMap<>();
+    // allocated at the first captured value (most spans have none)
+    Map<String, List<String>> requestMetadata = Map.of();
+    Map<String, List<String>> responseMetadata = Map.of();
+    /** The process's resource, read at the stream's start: it may exit (and be forgotten) before export. */
+    Resource resource;
     String httpStatus;
     boolean truncated;
 
@@ -277,6 +285,7 @@ public final class SpanAssembler {
       this.fullMethod = pathField != null && !pathField.truncated() ? fullMethod(pathField.value()) : null;
       this.authority = e.header(":authority");
       this.sockets = e.sockets();
+      this.socketUnknown = e.sockets() == null ? e.socketUnknown() : null;
       this.flow = FlowKey.of(e.side(), e.sockets(), e.streamId());
       this.remoteParent = remoteParent;
       this.startedAtNewStream = e.probe() == ProbeKind.HTTP2_CLIENT_NEW_STREAM;
@@ -702,14 +711,17 @@ public final class SpanAssembler {
     }
     Stream s = new Stream(key, e, now + timeoutNs, remoteParent, node);
     s.truncated = e.fieldsTruncated();
-    for (HeaderField f : e.fields()) {
+    List<HeaderField> fields = e.fields();
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator per event
+      HeaderField f = fields.get(i);
       s.truncated |= f.truncated();
-      captureMetadata(s.requestMetadata, f);
+      captureMetadata(s, true, f);
     }
     streams.put(key, s);
-    // Read the process's resource now, while it surely runs: a short-lived process of a known
-    // binary (traced from its first call, never discovered) may exit before its span ends.
-    metadata.resource(e.pid());
+    // Read the process's resource now, while it surely runs, and keep it with the stream: a short-lived
+    // process of a known binary (traced from its first call, never discovered) may exit, and be
+    // forgotten, before its span is exported.
+    s.resource = metadata.resource(e.pid());
 
     if (s.side == Side.SERVER) {
       startServer(s, now);
@@ -807,8 +819,8 @@ public final class SpanAssembler {
     if (client.authority == null) {
       client.authority = server.authority;
     }
-    if (client.requestMetadata.isEmpty()) {
-      client.requestMetadata.putAll(server.requestMetadata);
+    if (client.requestMetadata.isEmpty() && !server.requestMetadata.isEmpty()) {
+      client.requestMetadata = new TreeMap<>(server.requestMetadata);
     }
     Node n = client.node;
     if (server.remoteParent != null && client.remoteParent == null && n.undecided()) {
@@ -881,12 +893,14 @@ public final class SpanAssembler {
   private void update(Stream s, HeaderEvent e, long now) {
     s.lastNs = Math.max(s.lastNs, e.monotonicNs());
     s.truncated |= e.fieldsTruncated();
-    for (HeaderField f : e.fields()) {
+    List<HeaderField> fields = e.fields();
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator per event
+      HeaderField f = fields.get(i);
       s.truncated |= f.truncated();
       if (f.name().equals(":status")) {
         s.httpStatus = f.value();
       }
-      captureMetadata(s.responseMetadata, f);
+      captureMetadata(s, false, f);
     }
     if (!isFinal(e)) {
       return;
@@ -1149,18 +1163,48 @@ public final class SpanAssembler {
             start,
             end,
             attributes(s, status, h.incompleteReason()),
-            metadata.resource(s.pid));
+            s.resource != null ? s.resource : metadata.resource(s.pid));
     sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
   }
 
   // ------------------------------------------------------------------------------------ attributes
 
+  /**
+   * What a span's attributes are made of when it has no metadata, no truncated header and ended
+   * complete: most spans. Spans of one method, status and connection share one {@link Attributes}.
+   */
+  private record AttributesKey(Side side, String fullMethod, GrpcStatus status, String authority, SocketPair sockets) {}
+
+  private static final int ATTRIBUTES_CACHE_SIZE = 4096;
+
+  /** Built attributes by {@link AttributesKey}, least recently used dropped first (under the lock). */
+  private final LinkedHashMap<AttributesKey, Attributes> attributesCache =
+      new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<AttributesKey, Attributes> eldest) {
+          return size() > ATTRIBUTES_CACHE_SIZE;
+        }
+      };
+
   private Attributes attributes(Stream s, GrpcStatus status, String incompleteReason) {
+    if (incompleteReason != null || s.truncated || !s.requestMetadata.isEmpty() || !s.responseMetadata.isEmpty()) {
+      return buildAttributes(s, status, incompleteReason);
+    }
+    AttributesKey key = new AttributesKey(s.side, s.fullMethod, status, s.authority, s.sockets);
+    Attributes a = attributesCache.get(key);
+    if (a == null) {
+      a = buildAttributes(s, status, null);
+      attributesCache.put(key, a);
+    }
+    return a;
+  }
+
+  private Attributes buildAttributes(Stream s, GrpcStatus status, String incompleteReason) {
     AttributesBuilder b = Attributes.builder();
     semconv.putSpanAttributes(b, s.side, s.fullMethod, status);
 
-    InetSocketAddress serverEnd = null;
-    InetSocketAddress peer = null;
+    SocketPair.Endpoint serverEnd = null;
+    SocketPair.Endpoint peer = null;
     if (s.sockets != null) {
       serverEnd = s.side == Side.CLIENT ? s.sockets.remote() : s.sockets.local();
       peer = s.sockets.remote();
@@ -1171,19 +1215,38 @@ public final class SpanAssembler {
       if (authority[1] != null) {
         b.put(RpcAttributes.SERVER_PORT, Long.parseLong(authority[1]));
       }
-    } else if (serverEnd != null) {
-      b.put(RpcAttributes.SERVER_ADDRESS, hostAddress(serverEnd));
-      b.put(RpcAttributes.SERVER_PORT, (long) serverEnd.getPort());
+    } else if (serverEnd instanceof SocketPair.Ip ip) {
+      b.put(RpcAttributes.SERVER_ADDRESS, hostAddress(ip.address()));
+      b.put(RpcAttributes.SERVER_PORT, (long) ip.address().getPort());
+    } else if (serverEnd instanceof SocketPair.Unix u && !u.path().isEmpty()) {
+      b.put(RpcAttributes.SERVER_ADDRESS, u.path());
     }
-    if (peer != null) {
-      b.put(RpcAttributes.NETWORK_PEER_ADDRESS, hostAddress(peer));
-      b.put(RpcAttributes.NETWORK_PEER_PORT, (long) peer.getPort());
+    if (peer instanceof SocketPair.Ip ip) {
+      InetSocketAddress p = ip.address();
+      b.put(RpcAttributes.NETWORK_PEER_ADDRESS, hostAddress(p));
+      b.put(RpcAttributes.NETWORK_PEER_PORT, (long) p.getPort());
       b.put(RpcAttributes.NETWORK_TRANSPORT, "tcp");
-      b.put(RpcAttributes.NETWORK_TYPE, peer.getAddress() instanceof Inet6Address ? "ipv6" : "ipv4");
+      b.put(RpcAttributes.NETWORK_TYPE, p.getAddress() instanceof Inet6Address ? "ipv6" : "ipv4");
       if (s.side == Side.SERVER) {
-        b.put(RpcAttributes.CLIENT_ADDRESS, hostAddress(peer));
-        b.put(RpcAttributes.CLIENT_PORT, (long) peer.getPort());
+        b.put(RpcAttributes.CLIENT_ADDRESS, hostAddress(p));
+        b.put(RpcAttributes.CLIENT_PORT, (long) p.getPort());
       }
+    } else if (peer instanceof SocketPair.Unix u) {
+      // semantic conventions: a unix domain socket's name is its address; an unnamed end has none
+      b.put(RpcAttributes.NETWORK_TRANSPORT, "unix");
+      if (!u.path().isEmpty()) {
+        b.put(RpcAttributes.NETWORK_PEER_ADDRESS, u.path());
+        if (s.side == Side.SERVER) {
+          b.put(RpcAttributes.CLIENT_ADDRESS, u.path());
+        }
+      }
+      String local = ((SocketPair.Unix) s.sockets.local()).path();
+      if (!local.isEmpty()) {
+        b.put(RpcAttributes.NETWORK_LOCAL_ADDRESS, local);
+      }
+    }
+    if (s.socketUnknown != null) {
+      b.put(RpcAttributes.GOSPAN_CONNECTION_UNIDENTIFIED, s.socketUnknown);
     }
     semconv.putMetadata(b, true, s.requestMetadata);
     semconv.putMetadata(b, false, s.responseMetadata);
@@ -1197,9 +1260,18 @@ public final class SpanAssembler {
     return b.build();
   }
 
-  private void captureMetadata(Map<String, List<String>> into, HeaderField f) {
+  private void captureMetadata(Stream s, boolean request, HeaderField f) {
     String name = f.name();
     if (HeaderPolicy.mayExport(name, settings.allowHeaders())) {
+      Map<String, List<String>> into = request ? s.requestMetadata : s.responseMetadata;
+      if (into.isEmpty()) {
+        into = new TreeMap<>();
+        if (request) {
+          s.requestMetadata = into;
+        } else {
+          s.responseMetadata = into;
+        }
+      }
       into.computeIfAbsent(name, k -> new ArrayList<>(1)).add(f.value());
     }
   }

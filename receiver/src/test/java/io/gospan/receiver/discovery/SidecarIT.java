@@ -2,8 +2,6 @@ package io.gospan.receiver.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.testing.ExampleApps;
@@ -98,7 +96,7 @@ class SidecarIT {
             "exactly the living servers traced; traced: " + tracer.traced() + " servers " + serverPids);
 
         // kill the older binary's only server: its links go, the other binary keeps its own.
-        // The kernel frees a closed link from deferred work: a count waits for it (bounded).
+        // Links are counted by this JVM's fds; a count waits (bounded) for detaching to be done.
         TracedBinary olderBinary = tracer.traced().get((int) servers.get(2).pid());
         int olderLinks = olderBinary.uprobes();
         int currentLinks = tracer.traced().get((int) servers.get(0).pid()).uprobes();
@@ -286,48 +284,11 @@ class SidecarIT {
   }
 
   /**
-   * The ids of every program this JVM has held (its /proc/self/fdinfo prog_ids, collected at each
-   * count): the links of other processes' programs (another gospan's, on a shared machine) are not
-   * ours, and a program closed since is still recognised by its id (ids are not reused soon).
+   * Uprobe links this JVM holds (its own fds: other processes on the machine, e.g. another gospan,
+   * attach uprobes too).
    */
-  static final Set<Integer> OUR_PROGRAMS = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
   static long ourLinks() {
-    try {
-      try (Stream<Path> fds = Files.list(Path.of("/proc/self/fdinfo"))) {
-        for (Path fd : fds.toList()) {
-          try {
-            for (String line : Files.readAllLines(fd)) {
-              if (line.startsWith("prog_id:")) {
-                OUR_PROGRAMS.add(Integer.parseInt(line.substring(8).strip()));
-              }
-            }
-          } catch (java.io.IOException | RuntimeException e) {
-            // closed meanwhile
-          }
-        }
-      }
-      Set<Integer> ours = new HashSet<>();
-      Process p = new ProcessBuilder("bpftool", "-j", "prog", "show").start();
-      for (JsonNode n : new ObjectMapper().readTree(p.getInputStream())) {
-        if (n.path("name").asText().startsWith("uprobe_") && !n.path("name").asText().equals("uprobe_empty")
-            && OUR_PROGRAMS.contains(n.path("id").asInt())) {
-          ours.add(n.path("id").asInt());
-        }
-      }
-      p.waitFor();
-      Process l = new ProcessBuilder("bpftool", "-j", "link", "show").start();
-      long n = 0;
-      for (JsonNode link : new ObjectMapper().readTree(l.getInputStream())) {
-        if (ours.contains(link.path("prog_id").asInt())) {
-          n++;
-        }
-      }
-      l.waitFor();
-      return n;
-    } catch (Exception e) {
-      throw new AssertionError("bpftool failed", e);
-    }
+    return io.gospan.receiver.bpf.Bpftool.ownUprobeLinks();
   }
 
   static long fds() throws Exception {

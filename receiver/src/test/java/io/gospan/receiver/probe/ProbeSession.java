@@ -88,7 +88,7 @@ final class ProbeSession implements AutoCloseable {
     assertThat(inspection.attachable()).as("%s: %s", binary, inspection.refused()).containsAll(Probe.grpcTransport(set));
     ExeKey key = ExeKey.of(binary);
     if (attacher.binary(key).isPresent()) {
-      probes.putBinary(key, ProbeOffsets.toGoOffsets(inspection.resolution().orElseThrow()), inspection.readOnlyData(), set);
+      probes.putBinary(key, ProbeOffsets.toGoOffsets(inspection.resolution().orElseThrow()), inspection.layout(), set);
       return this;
     }
     ProbeAttacher.Outcome o = attacher.attach(key, binary, binary.toString(), inspection);

@@ -51,6 +51,26 @@ public final class Events {
     this.serverSockets = new SocketPair(s, c);
   }
 
+  /** A connection whose ends are given (e.g. a unix domain socket's: {@link SocketPair.Unix}). */
+  public Events(int clientPid, int serverPid, long clientConn, long serverConn, SocketPair clientSockets) {
+    this.clientPid = clientPid;
+    this.serverPid = serverPid;
+    this.clientConn = clientConn;
+    this.serverConn = serverConn;
+    this.clientSockets = clientSockets;
+    this.serverSockets = clientSockets == null ? null : clientSockets.reversed();
+  }
+
+  /**
+   * A unix domain socket connection as the probes see it: the client's end unnamed (inode {@code
+   * clientInode}), the server's accepted socket (inode {@code serverInode}) bound to {@code path}; the
+   * client reads the path from its peer, the server from its own end.
+   */
+  public static Events unix(long clientInode, long serverInode, String path) {
+    SocketPair client = new SocketPair(new SocketPair.Unix(clientInode, ""), new SocketPair.Unix(serverInode, path));
+    return new Events(CLIENT_PID, SERVER_PID, 0xc000_1000L, 0xc000_2000L, client);
+  }
+
   public static InetSocketAddress addr(String ip, int port) {
     try {
       return new InetSocketAddress(InetAddress.getByName(ip), port);
