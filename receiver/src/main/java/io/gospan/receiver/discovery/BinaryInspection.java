@@ -350,15 +350,24 @@ public final class BinaryInspection {
   /** As {@link #inspect(Path, Preference, boolean)}, on a binary already open. */
   public static BinaryInspection inspect(Path exe, GoBinary b, Preference preference, boolean responseHeaders)
       throws GoBinaryException {
+    return inspect(exe, b, preference, responseHeaders, OffsetsCatalog.embedded());
+  }
+
+  /**
+   * As {@link #inspect(Path, GoBinary, Preference, boolean)}, with another offsets catalog than the
+   * embedded one (tests: a catalog without some fields, as an older catalog would be).
+   */
+  public static BinaryInspection inspect(Path exe, GoBinary b, Preference preference, boolean responseHeaders,
+      OffsetsCatalog catalog) throws GoBinaryException {
     BuildInfo info = b.buildInfo();
     boolean grpcLinked = !info.hasModuleInfo()
         || info.dependency("google.golang.org/grpc").isPresent()
         || info.main().map(m -> m.path().equals("google.golang.org/grpc")).orElse(false);
-    OffsetsResolution r = grpcLinked ? OffsetsResolver.resolve(b, OffsetsCatalog.embedded(), preference) : null;
+    OffsetsResolution r = grpcLinked ? OffsetsResolver.resolve(b, catalog, preference) : null;
     OffsetsCatalog.BinaryVersions versions = null;
     if (!info.hasModuleInfo()) {
       try {
-        versions = OffsetsResolver.versions(b, OffsetsCatalog.embedded()); // grpc-go's version inferred
+        versions = OffsetsResolver.versions(b, catalog); // grpc-go's version inferred
       } catch (GoBinaryException e) {
         // the resolution above reported the same failure per field
       }

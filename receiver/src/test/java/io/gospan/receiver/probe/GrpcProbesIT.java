@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.resolve.Probe;
+import io.gospan.receiver.discovery.BinaryInspection;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.ProbeKind;
@@ -365,6 +366,72 @@ class GrpcProbesIT {
    * ends the client stream with the code grpc-go maps it to: the streams set's closeStream carries
    * UNAVAILABLE itself; the headers set carries the :status, which span assembly maps the same way.
    */
+  /**
+   * A stripped binary whose grpc-go release the offsets catalog knows, but without the streams set's
+   * fields (a catalog generated before the set, as a catalog regenerated only in part would be): the
+   * binary gets the headers set, which the catalog covers, says why (what {@code gospan inspect}
+   * prints after "probe set:"), and its calls are traced with the headers set's events.
+   */
+  @Test
+  void aStrippedBinaryWhoseCatalogLacksTheStreamsSetsFieldsIsTracedWithTheHeadersSet() throws Exception {
+    io.gospan.offsets.catalog.OffsetsCatalog older = catalogWithout(STREAMS_SET_FIELDS);
+    Path stripped = ExampleApps.build("--stripped");
+    try (ProbeSession session = new ProbeSession(ProbeSession.STREAMS).withCatalog(older)) {
+      for (String program : List.of("greeter-server", "greeter-client")) {
+        BinaryInspection i = session.inspect(stripped.resolve(program));
+        assertThat(i.registerAbi()).isTrue();
+        assertThat(i.probeSet()).as(program).isEqualTo(Probe.ProbeSet.HEADERS);
+        assertThat(i.probeSetReason()).as(program).startsWith("stream_method unresolved: ");
+        // the embedded catalog has them: the same binary gets the streams set
+        assertThat(new ProbeSession(ProbeSession.STREAMS).inspect(stripped.resolve(program)).probeSet())
+            .as(program).isEqualTo(Probe.ProbeSet.STREAMS);
+      }
+      session.trace(stripped.resolve("greeter-server")).trace(stripped.resolve("greeter-client"));
+      try (ExampleApps.Server s = ExampleApps.startServer(stripped)) {
+        ExampleApps.runClient(stripped, s.address(), "-rpc", "unary", "-n", "2");
+        ExampleApps.runClient(stripped, s.address(), "-rpc", "unary", "-fail-code", "NOT_FOUND");
+        List<Stream> all = streams(session.pollUntil(endsSeen(3, 3), 10_000));
+        List<Stream> clients = all.stream().filter(x -> x.side() == Side.CLIENT).collect(Collectors.toList());
+        assertThat(clients).as("client streams").hasSize(3);
+        assertThat(all).as("all streams").hasSize(6);
+        for (int i = 0; i < clients.size(); i++) {
+          Stream c = clients.get(i);
+          Stream sv = peer(c, all);
+          // request-only capture: the response headers before the trailers are skipped in the kernel
+          assertThat(c.shape()).isEqualTo(CLIENT_TRAILERS_ONLY);
+          assertThat(sv.shape()).isEqualTo(SERVER_TRAILERS_ONLY);
+          assertThat(c.events().get(0).header(":path")).isEqualTo(SAY_HELLO);
+          assertThat(c.last().header("grpc-status")).isEqualTo(i < 2 ? "0" : "5");
+          assertThat(sv.last().header("grpc-status")).isEqualTo(i < 2 ? "0" : "5");
+        }
+      }
+    }
+  }
+
+  /** The members only the streams set reads (struct go_offsets, "The streams set"). */
+  static final List<String> STREAMS_SET_FIELDS = List.of("stream_method", "status_s", "close_stream_t", "close_stream_s",
+      "close_stream_st", "write_status_t", "write_status_s", "write_status_st");
+
+  /** The embedded offsets catalog without these fields in any section. */
+  static io.gospan.offsets.catalog.OffsetsCatalog catalogWithout(List<String> fields) throws Exception {
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    JsonNode root;
+    try (java.io.InputStream in = io.gospan.offsets.catalog.OffsetsCatalog.class.getResourceAsStream(
+        io.gospan.offsets.catalog.OffsetsCatalog.RESOURCE)) {
+      root = json.readTree(in);
+    }
+    int removed = 0;
+    for (JsonNode section : root.path("sections")) {
+      for (String f : fields) {
+        if (((com.fasterxml.jackson.databind.node.ObjectNode) section.path("fields")).remove(f) != null) {
+          removed++;
+        }
+      }
+    }
+    assertThat(removed).as("fields removed from the catalog").isGreaterThanOrEqualTo(fields.size());
+    return io.gospan.offsets.catalog.OffsetsCatalog.parse(new java.io.ByteArrayInputStream(json.writeValueAsBytes(root)));
+  }
+
   @Test
   void anHttpStatusWithoutGrpcStatusGivesTheCodeGrpcGoMapsItTo() throws Exception {
     for (HeaderNames names : List.of(ProbeSession.STREAMS, ProbeSession.ALL_EVENTS)) {

@@ -97,9 +97,19 @@ final class ProbeSession implements AutoCloseable {
     return this;
   }
 
+  private io.gospan.offsets.catalog.OffsetsCatalog catalog = io.gospan.offsets.catalog.OffsetsCatalog.embedded();
+
+  /** Inspects with {@code c} instead of the embedded offsets catalog. */
+  ProbeSession withCatalog(io.gospan.offsets.catalog.OffsetsCatalog c) {
+    this.catalog = c;
+    return this;
+  }
+
   /** The inspection gospan run would make with these header names (they decide the probe set). */
   BinaryInspection inspect(Path binary) throws Exception {
-    return BinaryInspection.inspect(binary, Preference.DWARF, names.capturesResponses());
+    try (io.gospan.offsets.GoBinary b = io.gospan.offsets.GoBinary.open(binary)) {
+      return BinaryInspection.inspect(binary, b, Preference.DWARF, names.capturesResponses(), catalog);
+    }
   }
 
   /** Polls until {@code done} holds for the events so far (bounded), then drains briefly. */
