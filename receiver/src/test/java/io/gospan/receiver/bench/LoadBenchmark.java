@@ -53,7 +53,16 @@ public final class LoadBenchmark {
 
   record Workload(String name, List<String> clientArgs) {}
 
-  static final List<Workload> WORKLOADS =
+  static List<Workload> selectedWorkloads() {
+    String only = System.getProperty("gospan.bench.workloads");
+    if (only == null || only.isBlank()) {
+      return ALL_WORKLOADS;
+    }
+    List<String> prefixes = List.of(only.split(","));
+    return ALL_WORKLOADS.stream().filter(w -> prefixes.stream().anyMatch(p -> w.name().startsWith(p))).toList();
+  }
+
+  static final List<Workload> ALL_WORKLOADS =
       List.of(
           new Workload("unary, 1 caller, full speed", List.of("-rpc", "unary", "-n", "4000", "-concurrency", "1")),
           new Workload("unary, 16 callers, full speed", List.of("-rpc", "unary", "-n", "40000", "-concurrency", "16", "-conns", "4")),
@@ -61,6 +70,12 @@ public final class LoadBenchmark {
           new Workload("unary, 2,000 calls/s", List.of("-rpc", "unary", "-n", "10000", "-rate", "2000", "-concurrency", "16", "-conns", "4")),
           new Workload("unary, 10,000 calls/s (20,000 spans/s)", List.of("-rpc", "unary", "-n", "50000", "-rate", "10000", "-concurrency", "16", "-conns", "4")),
           new Workload("server-streaming (10 replies), 4 callers", List.of("-rpc", "server-stream", "-reply-count", "10", "-n", "8000", "-concurrency", "4")));
+
+  /**
+   * The workloads measured: {@link #ALL_WORKLOADS}, or with {@code -Dgospan.bench.workloads=a,b} those
+   * whose name starts with one of the given prefixes (e.g. {@code "unary, 1 ,unary, 16"}).
+   */
+  static final List<Workload> WORKLOADS = selectedWorkloads();
 
   /**
    * One measured run; {@code threadCpuUsPerCall}: the sidecar's CPU by thread name (digits dropped),
