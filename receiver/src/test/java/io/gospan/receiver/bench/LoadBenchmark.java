@@ -58,7 +58,7 @@ public final class LoadBenchmark {
     if (only == null || only.isBlank()) {
       return ALL_WORKLOADS;
     }
-    List<String> prefixes = List.of(only.split(","));
+    List<String> prefixes = List.of(only.split(";"));
     return ALL_WORKLOADS.stream().filter(w -> prefixes.stream().anyMatch(p -> w.name().startsWith(p))).toList();
   }
 
@@ -72,8 +72,8 @@ public final class LoadBenchmark {
           new Workload("server-streaming (10 replies), 4 callers", List.of("-rpc", "server-stream", "-reply-count", "10", "-n", "8000", "-concurrency", "4")));
 
   /**
-   * The workloads measured: {@link #ALL_WORKLOADS}, or with {@code -Dgospan.bench.workloads=a,b} those
-   * whose name starts with one of the given prefixes (e.g. {@code "unary, 1 ,unary, 16"}).
+   * The workloads measured: {@link #ALL_WORKLOADS}, or with {@code -Dgospan.bench.workloads="a;b"} those
+   * whose name starts with one of the given prefixes (e.g. {@code "unary, 1 caller;unary, 16"}).
    */
   static final List<Workload> WORKLOADS = selectedWorkloads();
 
