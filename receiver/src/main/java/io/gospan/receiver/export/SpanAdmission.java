@@ -25,12 +25,13 @@ import org.slf4j.LoggerFactory;
  * spans are dropped, each counted in {@value #DROPPED}{@code {reason}}.
  *
  * <p>Pressure, and shedding: the sidecar is behind when that queue is {@value #SHED_FROM} full (in
- * spans or bytes) or the events span assembly reads are more than {@value #LAG_SHED_MILLIS} ms old
- * (the ring buffer's backlog: an event's timestamp is its probe hit, {@code bpf_ktime_get_ns},
- * the same {@code CLOCK_MONOTONIC} as {@link System#nanoTime}). From then on every trace not seen
+ * spans or bytes) or the events span assembly reads have been {@value #LAG_SHED_MILLIS} ms old or
+ * more for {@value #LAG_SHED_MILLIS} ms (the ring buffer's backlog, not one stall of the reader: an
+ * event's timestamp is its probe hit, {@code bpf_ktime_get_ns}, the same {@code CLOCK_MONOTONIC}
+ * as {@link System#nanoTime}). From then on every trace not seen
  * before is shed whole ({@code reason="shed"}, and once in {@value #TRACES_SHED}), while the traces
  * already admitted keep the headroom for their remaining spans; shedding stops once the queue is
- * below {@value #SHED_UNTIL} full and the events are less than {@value #LAG_RESUME_MILLIS} ms old.
+ * below {@value #SHED_UNTIL} full and an event is read less than {@value #LAG_RESUME_MILLIS} ms old.
  * A trace's decision is remembered by its trace id (every span of a trace carries it: span
  * assembly exports a span only once its trace id is final), in a table of {@value #DECISIONS}
  * slots (512 KiB) where a newer trace takes the slot of an older one: a trace whose spans reach
@@ -54,6 +55,8 @@ final class SpanAdmission {
   static final double SHED_UNTIL = 0.25;
   static final long LAG_SHED_MILLIS = 200;
   static final long LAG_RESUME_MILLIS = 50;
+  private static final long LAG_SHED_NANOS = TimeUnit.MILLISECONDS.toNanos(LAG_SHED_MILLIS);
+  private static final long LAG_RESUME_NANOS = TimeUnit.MILLISECONDS.toNanos(LAG_RESUME_MILLIS);
   static final int DECISIONS = 1 << 16;
   private static final Attributes SHED = Attributes.of(REASON, "shed");
   private static final Attributes QUEUE_FULL = Attributes.of(REASON, "queue_full");
@@ -75,6 +78,8 @@ final class SpanAdmission {
   /** Trace id hash with bit 0 the decision (1 = admitted); 0 = empty. Guarded by this. */
   private final long[] decisions = new long[DECISIONS];
   private volatile long lagNanos;
+  /** Since when events are read {@value #LAG_SHED_MILLIS} ms or more late; 0: not late. */
+  private volatile long lateSinceNanos;
   private boolean shedding; // guarded by this
   private long sheddingSinceNanos;
   private long shedAtStart;
@@ -103,10 +108,25 @@ final class SpanAdmission {
    * as a lag (a test's clock, or a clock gospan does not share). Any thread.
    */
   void eventRead(long monotonicNs) {
-    long lag = System.nanoTime() - monotonicNs;
-    if (lag < TimeUnit.MINUTES.toNanos(1) && lag > -TimeUnit.SECONDS.toNanos(1)) {
-      lagNanos = lag;
+    long now = System.nanoTime();
+    long lag = now - monotonicNs;
+    if (lag >= TimeUnit.MINUTES.toNanos(1) || lag <= -TimeUnit.SECONDS.toNanos(1)) {
+      return;
     }
+    lagNanos = lag;
+    if (lag >= LAG_SHED_NANOS) {
+      if (lateSinceNanos == 0) {
+        lateSinceNanos = now | 1; // never 0
+      }
+    } else if (lag < LAG_RESUME_NANOS) {
+      lateSinceNanos = 0;
+    }
+  }
+
+  /** Whether events have been read late for {@value #LAG_SHED_MILLIS} ms: a backlog, not one stall. */
+  private boolean late() {
+    long since = lateSinceNanos;
+    return since != 0 && System.nanoTime() - since >= LAG_SHED_NANOS;
   }
 
   /** Totals since start: {spans shed, traces shed, spans dropped at the bound}. */
@@ -159,14 +179,14 @@ final class SpanAdmission {
   private void updateShedding() {
     double fill = Math.max(queuedSpans.get() / (double) maxSpans, queuedBytes.get() / (double) maxBytes);
     long lagMillis = TimeUnit.NANOSECONDS.toMillis(lagNanos);
-    if (!shedding && (fill >= SHED_FROM || lagMillis >= LAG_SHED_MILLIS)) {
+    if (!shedding && (fill >= SHED_FROM || late())) {
       shedding = true;
       sheddingSinceNanos = System.nanoTime();
       shedAtStart = shedTraces.get();
       log.warn("behind (span processor queue {}% full, events read {} ms after their probe hit): shedding new traces"
           + " whole until it catches up (counted in {}{{reason=\"shed\"}} and {})", Math.round(fill * 100), lagMillis,
           DROPPED, TRACES_SHED);
-    } else if (shedding && fill < SHED_UNTIL && lagMillis < LAG_RESUME_MILLIS) {
+    } else if (shedding && fill < SHED_UNTIL && lateSinceNanos == 0) {
       shedding = false;
       log.info("caught up: {} trace(s) shed in {} ms; admitting new traces again", shedTraces.get() - shedAtStart,
           TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sheddingSinceNanos));

@@ -101,10 +101,14 @@ class SpanAdmissionTest {
   }
 
   @Test
-  void eventsReadLateTurnSheddingOnAndBackOff() {
+  void eventsReadLateTurnSheddingOnAndBackOff() throws Exception {
     SpanAdmission a = new SpanAdmission(100, 1 << 20, provider.get("t"));
-    a.eventRead(System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(SpanAdmission.LAG_SHED_MILLIS + 50));
-    assertThat(a.admit(span(1, 0))).as("the ring buffer's reader is behind").isFalse();
+    long late = TimeUnit.MILLISECONDS.toNanos(SpanAdmission.LAG_SHED_MILLIS + 50);
+    a.eventRead(System.nanoTime() - late);
+    assertThat(a.admit(span(0, 0))).as("one late event: a stall of the reader, not a backlog").isTrue();
+    Thread.sleep(SpanAdmission.LAG_SHED_MILLIS + 10);
+    a.eventRead(System.nanoTime() - late);
+    assertThat(a.admit(span(1, 0))).as("late for as long again: the ring buffer's reader is behind").isFalse();
     a.eventRead(System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(5));
     assertThat(a.admit(span(2, 0))).as("caught up").isTrue();
     a.eventRead(System.nanoTime() - TimeUnit.HOURS.toNanos(2)); // not this machine's clock: ignored
