@@ -192,12 +192,20 @@ final class DiskBacklog implements Backlog {
     int n = current.size();
     current = null;
     reader.remove(); // deletes the batch from its file now (the file once empty), not at the next read
-    // The batch came from the oldest file that still holds spans.
-    Map.Entry<String, Long> oldest = counts.firstEntry();
+    // The batch came from the oldest file that still holds spans: not a file read out already
+    // (count 0) that the library has not deleted yet, or the batch would be taken off that one
+    // and its real file's spans counted as dropped once it is deleted.
+    Map.Entry<String, Long> oldest = null;
+    for (Map.Entry<String, Long> e : counts.entrySet()) {
+      if (e.getValue() != 0) {
+        oldest = e;
+        break;
+      }
+    }
     if (oldest != null) {
       boolean gone = !new File(dir.toFile(), oldest.getKey()).exists();
-      if (gone) {
-        counts.remove(oldest.getKey());
+      if (gone && (oldest.getValue() == UNKNOWN || oldest.getValue() <= n)) {
+        counts.remove(oldest.getKey()); // read out to its end, and deleted
       } else if (oldest.getValue() != UNKNOWN) {
         counts.put(oldest.getKey(), Math.max(0, oldest.getValue() - n));
       }
