@@ -10,7 +10,8 @@
 # keeps the input in offsets/src/test/resources/io/gospan/offsets/fuzz/GoBinaryFuzzTestInputs/<target>/
 # (commit it with the fix: `mvn test` then replays it in every build). Inputs that found new coverage
 # accumulate in offsets/.cifuzz-corpus/ (not committed). FUZZ_NICE=19 runs the JVMs niced.
-# Needs the offsets module built (mvn install, or scripts/test.sh).
+# Run from a built tree (scripts/test.sh runs it after the tests); offline (-o): the build has
+# fetched every dependency.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-30s}"
@@ -22,7 +23,9 @@ fi
 failed=()
 for t in "${targets[@]}"; do
   echo "== fuzzing GoBinaryFuzzTest#$t for $duration"
-  if ! JAZZER_FUZZ=1 nice -n "${FUZZ_NICE:-0}" mvn -B -ntp -q -o -pl offsets surefire:test \
+  # -am: the offsets module's build tool (bpf/gen) comes from this reactor, not ~/.m2 (CI does
+  # not install); compiling is up to date after the build, only the fuzz test runs.
+  if ! JAZZER_FUZZ=1 nice -n "${FUZZ_NICE:-0}" mvn -B -ntp -q -o -pl offsets -am test \
       -Dtest="GoBinaryFuzzTest#$t" -Djazzer.max_duration="$duration" -DargLine=-Xmx1g \
       -Dsurefire.failIfNoSpecifiedTests=false; then
     failed+=("$t")
