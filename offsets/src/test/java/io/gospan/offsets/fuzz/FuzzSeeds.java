@@ -884,6 +884,144 @@ public final class FuzzSeeds {
     return out;
   }
 
+  // forms the seeds above do not use
+  private static final int FORM_BLOCK2 = 0x03;
+  private static final int FORM_BLOCK4 = 0x04;
+  private static final int FORM_BLOCK = 0x09;
+  private static final int FORM_REF1 = 0x11;
+  private static final int FORM_REF2 = 0x12;
+  private static final int FORM_REF8 = 0x14;
+  private static final int FORM_REF_UDATA = 0x15;
+  private static final int FORM_INDIRECT = 0x16;
+  private static final int FORM_REF_SUP4 = 0x1c;
+  private static final int FORM_STRP_SUP = 0x1d;
+  private static final int FORM_REF_SIG8 = 0x20;
+  private static final int FORM_REF_SUP8 = 0x24;
+  private static final int FORM_STRX2 = 0x26;
+  private static final int FORM_STRX3 = 0x27;
+  private static final int FORM_STRX4 = 0x28;
+  private static final int FORM_ADDRX2 = 0x2a;
+  private static final int FORM_ADDRX3 = 0x2b;
+  private static final int FORM_ADDRX4 = 0x2c;
+  private static final int FORM_GNU_ADDR_INDEX = 0x1f01;
+  private static final int FORM_GNU_STR_INDEX = 0x1f02;
+  private static final int FORM_GNU_REF_ALT = 0x1f20;
+  private static final int FORM_GNU_STRP_ALT = 0x1f21;
+
+  /**
+   * Every DWARF form and unit kind the reader knows, on struct members the probes read: DWARF 2
+   * (address-sized {@code ref_addr}), 3 in 64-bit DWARF, 4, and 5 type and partial units; every
+   * reference, constant, block and string-index form, {@code DW_FORM_indirect}, the GNU and
+   * supplementary-file forms (skipped), DWARF 2 style member locations ({@code DW_OP_plus_uconst}).
+   */
+  static Map<Kind, byte[]> dwarfForms() {
+    DwarfWriter w = new DwarfWriter();
+    w.declare(1, CU, true, a(AT_NAME, FORM_STRING));
+    w.declare(2, BASE, false, a(AT_NAME, FORM_STRING), a(AT_BYTE_SIZE, FORM_DATA1), a(AT_GO_KIND, FORM_DATA1));
+    w.declare(3, STRUCT, true, a(AT_NAME, FORM_STRING), a(AT_BYTE_SIZE, FORM_DATA2), a(AT_GO_KIND, FORM_DATA1));
+    w.declare(4, MEMBER, false, a(AT_NAME, FORM_STRING), a(AT_MEMBER_LOCATION, FORM_DATA1), a(AT_TYPE, FORM_REF1));
+    w.declare(5, MEMBER, false, a(AT_NAME, FORM_STRING), a(AT_MEMBER_LOCATION, FORM_DATA2), a(AT_TYPE, FORM_REF2));
+    w.declare(6, MEMBER, false, a(AT_NAME, FORM_STRING), a(AT_MEMBER_LOCATION, FORM_DATA4), a(AT_TYPE, FORM_REF4));
+    w.declare(7, MEMBER, false, a(AT_NAME, FORM_STRING), a(AT_MEMBER_LOCATION, FORM_DATA8), a(AT_TYPE, FORM_REF8));
+    w.declare(8, MEMBER, false, a(AT_NAME, FORM_STRING), a(AT_MEMBER_LOCATION, FORM_SDATA), a(AT_TYPE, FORM_REF_UDATA));
+    w.declare(9, MEMBER, false, a(AT_NAME, FORM_STRING), a(AT_MEMBER_LOCATION, FORM_UDATA), a(AT_TYPE, FORM_REF_ADDR),
+        a(AT_GO_EMBEDDED, FORM_FLAG));
+    w.declare(10, MEMBER, false, a(AT_NAME, FORM_INDIRECT), a(AT_MEMBER_LOCATION, FORM_INDIRECT), a(AT_TYPE, FORM_INDIRECT));
+    w.declare(11, MEMBER, false, a(AT_NAME, FORM_STRX2), a(AT_MEMBER_LOCATION, FORM_BLOCK2), a(AT_TYPE, FORM_REF4));
+    w.declare(12, MEMBER, false, a(AT_NAME, FORM_STRX3), a(AT_MEMBER_LOCATION, FORM_BLOCK4), a(AT_TYPE, FORM_REF4));
+    w.declare(13, MEMBER, false, a(AT_NAME, FORM_STRX4), a(AT_MEMBER_LOCATION, FORM_BLOCK), a(AT_TYPE, FORM_REF4));
+    w.declare(14, MEMBER, false, a(AT_NAME, FORM_GNU_STR_INDEX), a(AT_MEMBER_LOCATION, FORM_EXPRLOC), a(AT_TYPE, FORM_REF4));
+    w.declare(15, BASE, false, a(AT_NAME, FORM_STRING), a(AT_BYTE_SIZE, FORM_UDATA), a(AT_GO_KIND, FORM_DATA1),
+        a(0x3f00, FORM_REF_SIG8), a(0x3f01, FORM_REF_SUP4), a(0x3f02, FORM_REF_SUP8), a(0x3f03, FORM_STRP_SUP),
+        a(0x3f04, FORM_GNU_REF_ALT), a(0x3f05, FORM_GNU_STRP_ALT), a(0x3f06, FORM_DATA16), a(0x3f07, FORM_FLAG),
+        a(0x3f08, FORM_FLAG_PRESENT), implicit(0x3f09, -5), a(0x3f0a, FORM_ADDRX1), a(0x3f0b, FORM_ADDRX2),
+        a(0x3f0c, FORM_ADDRX3), a(0x3f0d, FORM_ADDRX4), a(0x3f0e, FORM_GNU_ADDR_INDEX), a(0x3f0f, FORM_LOCLISTX),
+        a(0x3f10, FORM_RNGLISTX), a(0x3f11, FORM_LINE_STRP), a(0x3f12, FORM_SEC_OFFSET), a(0x3f13, FORM_ADDR));
+    w.declare(16, PTR, false, a(AT_NAME, FORM_STRING), a(AT_TYPE, FORM_REF_ADDR), a(AT_GO_KIND, FORM_DATA1));
+    w.declare(17, TYPEDEF, false, a(AT_NAME, FORM_STRING), a(AT_TYPE, FORM_REF4));
+    w.endAbbrevs();
+    // .debug_str and its offsets without a header: a DWARF 4 unit has no str_offsets_base, so 0
+    Bytes str = new Bytes().u8(0);
+    Bytes strOffsets = new Bytes();
+    for (String n : List.of("fdmu", "Sysfd", "isFile", "pd")) {
+      strOffsets.u32(str.size());
+      str.cstring(n);
+    }
+
+    // unit 1, DWARF 4: the runtime types, members of every constant and reference form
+    int u1 = w.info.size();
+    w.unit(4).die(1).string("runtime");
+    int intAt = w.info.size() - u1;
+    w.label("int").die(2).string("int").info.u8(8).u8(2);
+    w.label("netFD").die(3).string("net.netFD").info.u16(80).u8(25);
+    int pfdRef = w.info.size() + 1 + 4 + 4; // the next DIE's ref4 (after its code, name, data4), patched below
+    w.die(6).string("pfd").info.u32(0).u32(0);
+    w.die(5).string("family").info.u16(64).u16(intAt);
+    w.die(4).string("sotype").info.u8(68).u8(intAt);
+    w.die(7).string("isConnected").info.u64(72).u64(intAt);
+    w.die(8).string("net").info.sleb(76).uleb(intAt);
+    w.die(9).string("laddr").info.uleb(40);
+    w.ref("int").info.u8(0);
+    w.die(10).info.uleb(FORM_STRING).cstring("raddr").uleb(FORM_UDATA).uleb(48).uleb(FORM_REF4).u32(intAt);
+    w.end();
+    int pollAt = w.info.size() - u1;
+    w.info.putU32(pfdRef, pollAt);
+    w.label("pollFD").die(3).string("internal/poll.FD").info.u16(64).u8(25);
+    w.die(11).info.u16(0).u16(2).u8(0x23).u8(0).u32(intAt);
+    w.die(12).info.u16(1).u8(0).u32(2).u8(0x23).u8(16).u32(intAt);
+    w.die(13).info.u32(2).uleb(2).u8(0x23).u8(24).u32(intAt);
+    w.die(14).info.uleb(3).uleb(2).u8(0x23).u8(32).u32(intAt);
+    w.end();
+    w.die(15).string("uintptr").info.uleb(8).u8(12).u64(0x1234).u32(1).u64(2).u32(3).u32(4).u32(5).zeros(16).u8(1)
+        .u8(0).u16(1).u16(2).u8(3).u32(4).uleb(5).uleb(0).uleb(0).u32(0).u32(0).u64(TEXT);
+    w.label("*netFD").die(16).string("*net.netFD").ref("netFD").info.u8(22);
+    w.die(17).string("main.fd").info.u32(w.offset("*netFD") - u1);
+    w.end().endUnit();
+
+    // unit 2, DWARF 2: DW_FORM_ref_addr is address-sized (8 bytes) before DWARF 3
+    int u2 = w.info.size();
+    w.info.u32(0).u16(2).u32(0).u8(8);
+    w.die(1).string("google.golang.org/grpc/internal/transport");
+    w.die(3).string("golang.org/x/net/http2.MetaHeadersFrame").info.u16(32).u8(25);
+    w.die(9).string("HeadersFrame").info.uleb(0).u64(w.offset("int")).u8(1);
+    w.die(9).string("Fields").info.uleb(8).u64(w.offset("int")).u8(0);
+    w.end().end();
+    w.info.putU32(u2, w.info.size() - u2 - 4);
+
+    // unit 3, DWARF 3 in 64-bit DWARF: 0xffffffff, an 8-byte length, 8-byte offsets and ref_addr
+    int u3 = w.info.size();
+    w.info.u32(0xffffffffL).u64(0).u16(3).u64(0).u8(8);
+    w.die(1).string("crypto/tls");
+    w.die(3).string("crypto/tls.Conn").info.u16(24).u8(25);
+    w.die(9).string("conn").info.uleb(0).u64(w.offset("int")).u8(0);
+    w.die(9).string("isClient").info.uleb(16).u64(w.offset("int")).u8(0);
+    w.end().end();
+    w.info.putU64(u3 + 4, w.info.size() - u3 - 12);
+
+    // unit 4, a DWARF 5 type unit (signature, type offset); unit 5, a partial unit
+    int u4 = w.info.size();
+    w.info.u32(0).u16(5).u8(2).u8(8).u32(0).u64(0x1122334455667788L).u32(0);
+    int typeOffsetAt = w.info.size() - 4;
+    w.die(1).string("types");
+    w.info.putU32(typeOffsetAt, w.info.size() - u4);
+    w.die(3).string("runtime.g").info.u16(400).u8(25);
+    w.die(9).string("goid").info.uleb(152).u32(w.offset("int")).u8(0);
+    w.end().end();
+    w.info.putU32(u4, w.info.size() - u4 - 4);
+    int u5 = w.info.size();
+    w.info.u32(0).u16(5).u8(3).u8(8).u32(0);
+    w.die(1).string("partial").end();
+    w.info.putU32(u5, w.info.size() - u5 - 4);
+    w.finish();
+
+    Map<Kind, byte[]> out = new LinkedHashMap<>();
+    out.put(Kind.DEBUG_ABBREV, w.abbrev.toArray());
+    out.put(Kind.DEBUG_INFO, w.info.toArray());
+    out.put(Kind.DEBUG_STR, str.toArray());
+    out.put(Kind.DEBUG_STR_OFFSETS, strOffsets.toArray());
+    return out;
+  }
+
   /** ELF64_Chdr (zlib) and the deflated bytes: an SHF_COMPRESSED section's contents. */
   static byte[] chdr(byte[] plain) {
     return new Bytes().u32(1).u32(0).u64(plain.length).u64(1).bytes(deflate(plain)).toArray();
@@ -934,6 +1072,12 @@ public final class FuzzSeeds {
     d5.add(s(Kind.GOPCLNTAB, pclntab(120, fns, TEXT, 0)));
     dwarf5().forEach((k, v) -> d5.add(s(k, v)));
     out.put("dwarf5", d5);
+
+    List<Section> forms = new ArrayList<>();
+    forms.add(s(Kind.GO_BUILDINFO, inlineBuildInfo("go1.24.9", "")));
+    forms.add(s(Kind.GOPCLNTAB, pclntab(120, fns, TEXT, TEXT)));
+    dwarfForms().forEach((k, v) -> forms.add(s(k, v)));
+    out.put("dwarf-forms", forms);
 
     List<Section> c5 = new ArrayList<>();
     c5.add(s(Kind.GO_BUILDINFO, inlineBuildInfo("go1.25.1", "")));

@@ -162,6 +162,21 @@ class FuzzSeedsTest {
       assertThat(d.parametersByAbi(SERVER_OPERATE).orElseThrow().parameters()).hasSize(4);
       assertThat(d.parameters("main.main")).isPresent();
     }
+    GoBinary.Dwarf forms = open("dwarf", "dwarf-forms").dwarf();
+    assertThat(forms.compileUnits()).extracting(CompileUnit::name)
+        .containsExactly("runtime", "google.golang.org/grpc/internal/transport", "crypto/tls", "types", "partial");
+    assertThat(forms.struct("net.netFD").orElseThrow().members()).extracting(m -> m.name() + "@" + m.offset())
+        .containsExactly("pfd@0", "family@64", "sotype@68", "isConnected@72", "net@76", "laddr@40", "raddr@48");
+    assertThat(forms.struct("internal/poll.FD").orElseThrow().members()).extracting(m -> m.name() + "@" + m.offset())
+        .containsExactly("fdmu@0", "Sysfd@16", "isFile@24", "pd@32");
+    assertThat(forms.memberOffset("net.netFD", "pfd.Sysfd")).hasValue(16);
+    assertThat(forms.typeSize("uintptr")).hasValue(8);
+    assertThat(forms.typeSize("main.fd")).as("typedef of a pointer without a size: the address size").hasValue(8);
+    assertThat(forms.struct("golang.org/x/net/http2.MetaHeadersFrame").orElseThrow().members())
+        .extracting(m -> m.name() + "@" + m.offset() + ":" + m.typeName() + (m.embedded() ? "*" : ""))
+        .containsExactly("HeadersFrame@0:int*", "Fields@8:int");
+    assertThat(forms.memberOffset("crypto/tls.Conn", "isClient")).hasValue(16);
+    assertThat(forms.memberOffset("runtime.g", "goid")).hasValue(152);
     for (String seed : List.of("dwarf5", "dwarf5-compressed")) {
       GoBinary.Dwarf d = open("dwarf", seed).dwarf();
       assertThat(d.version()).isEqualTo(5);
