@@ -289,8 +289,10 @@ public final class FuzzSeeds {
     }
     List<Section> sym = new ArrayList<>();
     sym.add(s(Kind.TEXT, text(names.size())));
-    sym.addAll(symtab(fns, Map.of("go:itab.*net.TCPConn,net.Conn", Kind.RODATA.address(),
-        "go.itab.*crypto/tls.Conn,net.Conn", Kind.RODATA.address() + 32)));
+    Map<String, Long> itabs = new LinkedHashMap<>(); // ordered: the seed's bytes must not vary between runs
+    itabs.put("go:itab.*net.TCPConn,net.Conn", Kind.RODATA.address());
+    itabs.put("go.itab.*crypto/tls.Conn,net.Conn", Kind.RODATA.address() + 32);
+    sym.addAll(symtab(fns, itabs));
     sym.add(s(Kind.GOPCLNTAB, pclntab(120, names.subList(0, 2), TEXT, TEXT)));
     out.put("symtab", sym);
     return out;
