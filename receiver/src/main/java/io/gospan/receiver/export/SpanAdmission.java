@@ -30,8 +30,10 @@ import org.slf4j.LoggerFactory;
  * event's timestamp is its probe hit, {@code bpf_ktime_get_ns}, the same {@code CLOCK_MONOTONIC}
  * as {@link System#nanoTime}). From then on every trace not seen
  * before is shed whole ({@code reason="shed"}, and once in {@value #TRACES_SHED}), while the traces
- * already admitted keep the headroom for their remaining spans; shedding stops once the queue is
- * below {@value #SHED_UNTIL} full and an event is read less than {@value #LAG_RESUME_MILLIS} ms old.
+ * already admitted keep the headroom for their remaining spans; shedding stops, after at least
+ * {@value #MIN_SHED_MILLIS} ms, once the queue is below {@value #SHED_UNTIL} full and an event is
+ * read less than {@value #LAG_RESUME_MILLIS} ms old. Falling behind is logged at most every 30 s,
+ * with the "caught up" line that ends it; the counts are in the report every 10 s.
  * A trace's decision is remembered by its trace id (every span of a trace carries it: span
  * assembly exports a span only once its trace id is final), in a table of {@value #DECISIONS}
  * slots (512 KiB) where a newer trace takes the slot of an older one: a trace whose spans reach
@@ -58,9 +60,13 @@ final class SpanAdmission {
   private static final long LAG_SHED_NANOS = TimeUnit.MILLISECONDS.toNanos(LAG_SHED_MILLIS);
   private static final long LAG_RESUME_NANOS = TimeUnit.MILLISECONDS.toNanos(LAG_RESUME_MILLIS);
   static final int DECISIONS = 1 << 16;
+  /** Shedding lasts at least this long once it starts: it does not flap with every export. */
+  static final long MIN_SHED_MILLIS = 1000;
+  private static final long LOG_EVERY_NANOS = TimeUnit.SECONDS.toNanos(30);
   private static final Attributes SHED = Attributes.of(REASON, "shed");
   private static final Attributes QUEUE_FULL = Attributes.of(REASON, "queue_full");
 
+  private final long minShedNanos;
   private final long maxSpans;
   private final long maxBytes;
   private final AtomicLong queuedSpans = new AtomicLong();
@@ -82,9 +88,17 @@ final class SpanAdmission {
   private volatile long lateSinceNanos;
   private boolean shedding; // guarded by this
   private long sheddingSinceNanos;
-  private long shedAtStart;
+  private long loggedBehindNanos; // when "behind" was last said; 0: never
+  private long shedAtLog;
+  private boolean caughtUpToLog;
 
   SpanAdmission(long maxSpans, long maxBytes, Meter meter) {
+    this(maxSpans, maxBytes, meter, MIN_SHED_MILLIS);
+  }
+
+  /** With another minimum shedding time (tests). */
+  SpanAdmission(long maxSpans, long maxBytes, Meter meter, long minShedMillis) {
+    this.minShedNanos = TimeUnit.MILLISECONDS.toNanos(minShedMillis);
     this.maxSpans = maxSpans;
     this.maxBytes = maxBytes;
     this.dropped = meter.counterBuilder(DROPPED).setUnit("{span}")
@@ -178,18 +192,26 @@ final class SpanAdmission {
   /** Turns shedding on and off (under this). */
   private void updateShedding() {
     double fill = Math.max(queuedSpans.get() / (double) maxSpans, queuedBytes.get() / (double) maxBytes);
-    long lagMillis = TimeUnit.NANOSECONDS.toMillis(lagNanos);
+    long now = System.nanoTime();
     if (!shedding && (fill >= SHED_FROM || late())) {
       shedding = true;
-      sheddingSinceNanos = System.nanoTime();
-      shedAtStart = shedTraces.get();
-      log.warn("behind (span processor queue {}% full, events read {} ms after their probe hit): shedding new traces"
-          + " whole until it catches up (counted in {}{{reason=\"shed\"}} and {})", Math.round(fill * 100), lagMillis,
-          DROPPED, TRACES_SHED);
-    } else if (shedding && fill < SHED_UNTIL && lateSinceNanos == 0) {
+      sheddingSinceNanos = now;
+      if (loggedBehindNanos == 0 || now - loggedBehindNanos >= LOG_EVERY_NANOS) {
+        loggedBehindNanos = now | 1;
+        shedAtLog = shedTraces.get();
+        log.warn("behind (span processor queue {}% full, events read {} ms after their probe hit): shedding new traces"
+            + " whole until it catches up (counted in {}{{reason=\"shed\"}} and {}; said at most every {} s)",
+            Math.round(fill * 100), TimeUnit.NANOSECONDS.toMillis(lagNanos), DROPPED, TRACES_SHED,
+            TimeUnit.NANOSECONDS.toSeconds(LOG_EVERY_NANOS));
+        caughtUpToLog = true;
+      }
+    } else if (shedding && now - sheddingSinceNanos >= minShedNanos && fill < SHED_UNTIL && lateSinceNanos == 0) {
       shedding = false;
-      log.info("caught up: {} trace(s) shed in {} ms; admitting new traces again", shedTraces.get() - shedAtStart,
-          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sheddingSinceNanos));
+      if (caughtUpToLog) {
+        caughtUpToLog = false;
+        log.info("caught up: {} trace(s) shed since it fell behind {} ms ago; admitting new traces again",
+            shedTraces.get() - shedAtLog, TimeUnit.NANOSECONDS.toMillis(now - loggedBehindNanos));
+      }
     }
   }
 

@@ -56,7 +56,7 @@ class SpanAdmissionTest {
 
   @Test
   void behindItShedsNewTracesWholeAndKeepsEverySpanOfTheTracesItAdmitted() {
-    SpanAdmission a = new SpanAdmission(100, 1 << 20, provider.get("t"));
+    SpanAdmission a = new SpanAdmission(100, 1 << 20, provider.get("t"), 0);
     SpanExporter out = a.tracking(new Sink());
     // trace 0 starts while the queue is empty: admitted
     assertThat(a.admit(span(0, 0))).isTrue();
@@ -83,8 +83,22 @@ class SpanAdmissionTest {
   }
 
   @Test
+  void sheddingLastsItsMinimumTimeOnceStarted() throws Exception {
+    SpanAdmission a = new SpanAdmission(10, 1 << 20, provider.get("t"), 300);
+    SpanExporter out = a.tracking(new Sink());
+    for (int i = 0; i < 5; i++) {
+      a.admit(span(i, 0));
+    }
+    assertThat(a.admit(span(100, 0))).as("half full: shedding").isFalse();
+    out.export(List.of(span(0, 0), span(1, 0), span(2, 0), span(3, 0), span(4, 0)));
+    assertThat(a.admit(span(101, 0))).as("empty again, but not for the minimum time yet").isFalse();
+    Thread.sleep(310);
+    assertThat(a.admit(span(102, 0))).as("after it").isTrue();
+  }
+
+  @Test
   void theQueueNeverHoldsMoreThanItsBoundsInSpansOrBytes() {
-    SpanAdmission bySpans = new SpanAdmission(10, 1 << 20, provider.get("t"));
+    SpanAdmission bySpans = new SpanAdmission(10, 1 << 20, provider.get("t"), 0);
     for (int i = 0; i < 30; i++) {
       bySpans.admit(span(0, i)); // one trace admitted while the queue was empty: never shed, but bounded
     }
@@ -92,7 +106,7 @@ class SpanAdmissionTest {
     assertThat(bySpans.totals()).containsExactly(0, 0, 20);
 
     long one = SpanSizes.estimate(span(0, 0));
-    SpanAdmission byBytes = new SpanAdmission(1000, 5 * one, provider.get("t"));
+    SpanAdmission byBytes = new SpanAdmission(1000, 5 * one, provider.get("t"), 0);
     for (int i = 0; i < 30; i++) {
       byBytes.admit(span(0, i));
     }
@@ -102,7 +116,7 @@ class SpanAdmissionTest {
 
   @Test
   void eventsReadLateTurnSheddingOnAndBackOff() throws Exception {
-    SpanAdmission a = new SpanAdmission(100, 1 << 20, provider.get("t"));
+    SpanAdmission a = new SpanAdmission(100, 1 << 20, provider.get("t"), 0);
     long late = TimeUnit.MILLISECONDS.toNanos(SpanAdmission.LAG_SHED_MILLIS + 50);
     a.eventRead(System.nanoTime() - late);
     assertThat(a.admit(span(0, 0))).as("one late event: a stall of the reader, not a backlog").isTrue();
@@ -117,7 +131,7 @@ class SpanAdmissionTest {
 
   @Test
   void dropsAreCountedByReasonAndTracesShed() {
-    SpanAdmission a = new SpanAdmission(4, 1 << 20, provider.get("t"));
+    SpanAdmission a = new SpanAdmission(4, 1 << 20, provider.get("t"), 0);
     a.admit(span(0, 0));
     a.admit(span(0, 1)); // half full
     a.admit(span(1, 0)); // shed
