@@ -100,6 +100,9 @@ enum gospan_limits {
  *   GO_NEEDS(probe, ...)          the probes that cannot be attached without it; a member
  *                                 without it is optional (only degrades events when unknown)
  *   GO_UNCATALOGUED               found in DWARF only: the offsets catalog does not cover it
+ *   GO_RTYPE                      (a GO_MEMBER) also found in the binary's runtime type information,
+ *                                 which stripped binaries keep: a member of a type reachable from the
+ *                                 binary's itabs, taken when neither DWARF nor the catalog answers
  *   GO_COPY(name, http2, hpack, embed)  on a struct http_server_offsets member: the server copy
  *                                 (its probes are PROBE_<name>_*, PROBE_COPY_* in the copy's tags)
  *                                 and the text of {http2}, {hpack}, {embed} in its Go paths
@@ -111,6 +114,7 @@ enum gospan_limits {
 #define GO_POINTER(path) GOSPAN_TAG("gospan:pointer=" path)
 #define GO_NEEDS(...) GOSPAN_TAG("gospan:needs=" #__VA_ARGS__)
 #define GO_UNCATALOGUED GOSPAN_TAG("gospan:uncatalogued")
+#define GO_RTYPE GOSPAN_TAG("gospan:rtype")
 #define GO_COPY(name, http2, hpack, embed) GOSPAN_TAG("gospan:copy=" #name ";" http2 ";" hpack ";" embed)
 
 /*
@@ -248,12 +252,12 @@ struct go_offsets {
 	 * *http2Server, or a *serverHandlerTransport whose streams have id 0), the stream */
 	struct go_loc handle_stream_t GO_ARG(PROBE_SERVER_HANDLE_STREAM, "t", 1);
 	struct go_loc handle_stream_stream GO_ARG(PROBE_SERVER_HANDLE_STREAM, "stream", 0);
-	/* transport.Stream.id uint32, .ctx context.Context: every grpc-go; since v1.69 inside
+	/* transport.Stream.id uint32, .ctx context.Context (the client stream's, where the ctx walk
+	 * starts): every grpc-go; since v1.69 inside
 	 * ServerStream and ClientStream, as an embedded *Stream (v1.69-v1.76) or Stream (v1.77+) */
 	__s32 stream_id GO_MEMBER(GRPC_TRANSPORT "Stream id")
 		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM);
-	__s32 stream_ctx GO_MEMBER(GRPC_TRANSPORT "Stream ctx")
-		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM);
+	__s32 stream_ctx GO_MEMBER(GRPC_TRANSPORT "Stream ctx") GO_NEEDS(PROBE_HTTP2_CLIENT_NEW_STREAM);
 	__s32 server_stream_stream GO_MEMBER(GRPC_TRANSPORT "ServerStream Stream");
 	__s32 server_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ServerStream Stream");
 	__s32 client_stream_stream GO_MEMBER(GRPC_TRANSPORT "ClientStream Stream");
@@ -271,7 +275,13 @@ struct go_offsets {
 	 * parents, a missing one only fewer). */
 	__s32 g_goid GO_MEMBER("runtime.g goid") GO_UNCATALOGUED;
 	__s32 g_parent_goid GO_MEMBER("runtime.g parentGoid") GO_UNCATALOGUED;
-	__u8 _pad_propagation[4];
+	/* context.valueCtx.val any (Go src/context/context.go: {Context, key, val any}): the ctx walk
+	 * looks for the node whose val is a server stream, the one grpc-go's
+	 * NewContextWithServerTransportStream wraps every handler's ctx in (server.go). DWARF, or the
+	 * runtime type information of a stripped binary (*context.valueCtx implements Context: its itab
+	 * leads there) */
+	__s32 value_ctx_val GO_MEMBER("context.valueCtx val") GO_NEEDS(PROBE_HTTP2_CLIENT_NEW_STREAM)
+		GO_UNCATALOGUED GO_RTYPE;
 };
 _Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128 + 64, "struct go_offsets is 504 bytes");
 
@@ -372,12 +382,12 @@ struct stream_parent_event {
 };
 _Static_assert(sizeof(struct stream_parent_event) == 64, "struct stream_parent_event is 64 bytes");
 
-/* Keys of the propagation maps (ctx_streams, g_streams): a context node's data pointer or a goroutine
+/* Keys of the propagation maps (ctx_streams, g_streams): a server stream's address or a goroutine
  * id, within one process. */
 struct stream_key {
 	__u32 tgid;
 	__u32 _pad;
-	__u64 id; /* ctx_streams: the context's data word; g_streams: the goid */
+	__u64 id; /* ctx_streams: the *transport.Stream / *ServerStream handleStream got; g_streams: the goid */
 };
 _Static_assert(sizeof(struct stream_key) == 16, "struct stream_key is 16 bytes");
 
@@ -386,10 +396,9 @@ struct server_stream_ref {
 	__u64 conn_id;   /* http2Server.conn's data pointer */
 	__u32 stream_id;
 	__u32 _pad;
-	/* ctx_streams: the context node's parent data word when it was stored. A node freed with its
-	 * stream and its memory reused for another context node (whose parent differs) is then not
-	 * taken for the server stream's. g_streams: 0 (goroutine ids are never reused). */
-	__u64 fingerprint;
+	/* ctx_streams: the transport.Stream (inside a ServerStream since v1.69) whose ctx a match is
+	 * checked against: the valueCtx that holds the stream has that ctx as its parent. g_streams: 0 */
+	__u64 stream;
 };
 _Static_assert(sizeof(struct server_stream_ref) == 24, "struct server_stream_ref is 24 bytes");
 

@@ -146,7 +146,13 @@ public final class OffsetsResolver {
       } else if (fromCatalog != null) {
         values.put(field, fromCatalog);
       } else {
-        missing.put(field, missingReason(answer, dm.get(field), dwarf == null));
+        FieldValue fromTypes = field.runtimeTypes() ? fromRuntimeTypes(binary, field) : null;
+        if (fromTypes != null) {
+          values.put(field, fromTypes);
+        } else {
+          missing.put(field, missingReason(answer, dm.get(field), dwarf == null)
+              + (field.runtimeTypes() ? "; not in the runtime type information either" : ""));
+        }
       }
     }
     notes.keySet().retainAll(values.keySet());
@@ -276,6 +282,16 @@ public final class OffsetsResolver {
       }
       notes.put(field, a.inferred() + "; " + check);
     }
+  }
+
+  /** A GO_RTYPE member from the binary's runtime type information, or null when it does not show it. */
+  private static FieldValue fromRuntimeTypes(GoBinary binary, ProbeField field) throws GoBinaryException {
+    Optional<TypeLayouts> layouts = binary.typeLayouts();
+    if (layouts.isEmpty()) {
+      return null;
+    }
+    Optional<OptionalLong> off = layouts.get().memberOffset(field.path());
+    return off.isPresent() && off.get().isPresent() ? new FieldValue(null, off.get().getAsLong(), FieldValue.Source.RUNTIME_TYPES) : null;
   }
 
   private static boolean sameValue(FieldValue a, FieldValue b) {

@@ -277,9 +277,9 @@ public record GospanConfig(
     public static final long DEFAULT_MAX_QUEUE_BYTES = 8L << 20;
 
     public BatchConfig {
-      maxQueueSize = maxQueueSize != null ? maxQueueSize : 8192;
+      maxQueueSize = maxQueueSize != null ? maxQueueSize : 32768;
       maxQueueBytes = maxQueueBytes != null ? maxQueueBytes : DEFAULT_MAX_QUEUE_BYTES;
-      maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 512;
+      maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 2048;
       scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(1);
     }
   }

@@ -40,12 +40,8 @@ public record HeaderEvent(
 
   /** The first value of header {@code name} (lower case), or {@code null}. */
   public String header(String name) {
-    for (HeaderField f : fields) {
-      if (f.name().equals(name)) {
-        return f.value();
-      }
-    }
-    return null;
+    HeaderField f = field(name);
+    return f != null ? f.value() : null;
   }
 
   /**
@@ -59,7 +55,8 @@ public record HeaderEvent(
 
   /** The first field named {@code name}, or {@code null}. */
   public HeaderField field(String name) {
-    for (HeaderField f : fields) {
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator: called several times per event
+      HeaderField f = fields.get(i);
       if (f.name().equals(name)) {
         return f;
       }

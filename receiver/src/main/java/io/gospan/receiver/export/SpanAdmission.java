@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * when the sidecar cannot keep up it refuses whole traces, not random spans of them.
  *
  * <p>Bounds: at most {@code exporter.batch.max_queue_size} spans and {@code
- * exporter.batch.max_queue_bytes} bytes ({@link SpanSizes}' estimate of a span's heap) wait between
+ * exporter.batch.max_queue_bytes} bytes ({@link SpanSizes#estimateAlone}: a span's heap, its
+ * attributes counted even where spans share them, so an upper bound) wait between
  * span assembly and the exporter; they are counted here when they enter and when the exporter is
  * handed them, so the processor's own queue (as large) never overflows and this class is where
  * spans are dropped, each counted in {@value #DROPPED}{@code {reason}}.
@@ -154,7 +155,7 @@ final class SpanAdmission {
    */
   boolean admit(SpanData span) {
     finished.add(1);
-    long size = SpanSizes.estimate(span);
+    long size = SpanSizes.estimateAlone(span);
     String traceId = span.getSpanContext().getTraceId();
     long hash = mix(OtelEncodingUtils.longFromBase16String(traceId, 0),
         OtelEncodingUtils.longFromBase16String(traceId, 16));
@@ -220,8 +221,12 @@ final class SpanAdmission {
     return new SpanExporter() {
       @Override
       public CompletableResultCode export(Collection<SpanData> spans) {
+        long bytes = 0;
+        for (SpanData s : spans) {
+          bytes += SpanSizes.estimateAlone(s); // what admit() added for it
+        }
         queuedSpans.addAndGet(-spans.size());
-        queuedBytes.addAndGet(-SpanSizes.estimate(spans));
+        queuedBytes.addAndGet(-bytes);
         return delegate.export(spans);
       }
 

@@ -245,8 +245,9 @@ public final class SpanAssembler {
     final FlowKey flow;
     final SpanContext remoteParent;
     final Node node;
-    final Map<String, List<String>> requestMetadata = new TreeMap<>();
-    final Map<String, List<String>> responseMetadata = new TreeMap<>();
+    // allocated at the first captured value (most spans have none)
+    Map<String, List<String>> requestMetadata = Map.of();
+    Map<String, List<String>> responseMetadata = Map.of();
     String httpStatus;
     boolean truncated;
 
@@ -675,9 +676,11 @@ public final class SpanAssembler {
     }
     Stream s = new Stream(key, e, now + timeoutNs, remoteParent, node);
     s.truncated = e.fieldsTruncated();
-    for (HeaderField f : e.fields()) {
+    List<HeaderField> fields = e.fields();
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator per event
+      HeaderField f = fields.get(i);
       s.truncated |= f.truncated();
-      captureMetadata(s.requestMetadata, f);
+      captureMetadata(s, true, f);
     }
     streams.put(key, s);
     // Read the process's resource now, while it surely runs: a short-lived process of a known
@@ -808,12 +811,14 @@ public final class SpanAssembler {
   private void update(Stream s, HeaderEvent e, long now) {
     s.lastNs = Math.max(s.lastNs, e.monotonicNs());
     s.truncated |= e.fieldsTruncated();
-    for (HeaderField f : e.fields()) {
+    List<HeaderField> fields = e.fields();
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator per event
+      HeaderField f = fields.get(i);
       s.truncated |= f.truncated();
       if (f.name().equals(":status")) {
         s.httpStatus = f.value();
       }
-      captureMetadata(s.responseMetadata, f);
+      captureMetadata(s, false, f);
     }
     if (!isFinal(e)) {
       return;
@@ -1079,7 +1084,37 @@ public final class SpanAssembler {
 
   // ------------------------------------------------------------------------------------ attributes
 
+  /**
+   * What a span's attributes are made of when it has no metadata, no truncated header and ended
+   * complete: most spans. Spans of one method, status and connection share one {@link Attributes}.
+   */
+  private record AttributesKey(Side side, String fullMethod, GrpcStatus status, String authority, SocketPair sockets) {}
+
+  private static final int ATTRIBUTES_CACHE_SIZE = 4096;
+
+  /** Built attributes by {@link AttributesKey}, least recently used dropped first (under the lock). */
+  private final LinkedHashMap<AttributesKey, Attributes> attributesCache =
+      new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<AttributesKey, Attributes> eldest) {
+          return size() > ATTRIBUTES_CACHE_SIZE;
+        }
+      };
+
   private Attributes attributes(Stream s, GrpcStatus status, String incompleteReason) {
+    if (incompleteReason != null || s.truncated || !s.requestMetadata.isEmpty() || !s.responseMetadata.isEmpty()) {
+      return buildAttributes(s, status, incompleteReason);
+    }
+    AttributesKey key = new AttributesKey(s.side, s.fullMethod, status, s.authority, s.sockets);
+    Attributes a = attributesCache.get(key);
+    if (a == null) {
+      a = buildAttributes(s, status, null);
+      attributesCache.put(key, a);
+    }
+    return a;
+  }
+
+  private Attributes buildAttributes(Stream s, GrpcStatus status, String incompleteReason) {
     AttributesBuilder b = Attributes.builder();
     semconv.putSpanAttributes(b, s.side, s.fullMethod, status);
 
@@ -1121,9 +1156,18 @@ public final class SpanAssembler {
     return b.build();
   }
 
-  private void captureMetadata(Map<String, List<String>> into, HeaderField f) {
+  private void captureMetadata(Stream s, boolean request, HeaderField f) {
     String name = f.name();
     if (HeaderPolicy.mayExport(name, settings.allowHeaders())) {
+      Map<String, List<String>> into = request ? s.requestMetadata : s.responseMetadata;
+      if (into.isEmpty()) {
+        into = new TreeMap<>();
+        if (request) {
+          s.requestMetadata = into;
+        } else {
+          s.responseMetadata = into;
+        }
+      }
       into.computeIfAbsent(name, k -> new ArrayList<>(1)).add(f.value());
     }
   }

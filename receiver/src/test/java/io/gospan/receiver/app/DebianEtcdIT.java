@@ -124,15 +124,13 @@ class DebianEtcdIT {
       for (SpanData s : serverSpans) {
         assertThat(s.getAttributes().get(STATUS)).as("%s %s status: %s", s.getKind(), s.getName(), s.getAttributes()).isEqualTo("OK");
       }
-      // A client span is complete, status OK, unless the sidecar handled etcdctl's exit before the
-      // trailers' event (seen once in three runs: gospan.incomplete.reason=process_exited, a race in span
-      // assembly, not in the offsets): at least one of each method must be complete.
+      // every client span complete, status OK: etcdctl exits ~1 ms after its call, and its exit is handled
+      // only after the ring buffer is drained (a race seen before: gospan.incomplete.reason=process_exited)
       List<SpanData> clientSpans = new ArrayList<>();
       puts.forEach(p -> clientSpans.addAll(spans(spans, SpanKind.CLIENT, p, "etcdserverpb.KV/Put")));
       gets.forEach(p -> clientSpans.addAll(spans(spans, SpanKind.CLIENT, p, "etcdserverpb.KV/Range")));
-      for (String method : List.of("etcdserverpb.KV/Put", "etcdserverpb.KV/Range")) {
-        assertThat(clientSpans).filteredOn(s -> s.getName().equals(method) && "OK".equals(s.getAttributes().get(STATUS)))
-            .as("complete %s client spans: %s", method, clientSpans).isNotEmpty();
+      for (SpanData s : clientSpans) {
+        assertThat(s.getAttributes().get(STATUS)).as("%s %s status: %s", s.getKind(), s.getName(), s.getAttributes()).isEqualTo("OK");
       }
       long incomplete = clientSpans.stream().filter(s -> s.getAttributes().get(STATUS) == null).count();
       SpanData putClient = clientSpans.get(0);

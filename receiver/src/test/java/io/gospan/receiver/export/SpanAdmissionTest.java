@@ -105,7 +105,7 @@ class SpanAdmissionTest {
     assertThat(bySpans.queuedSpans()).isEqualTo(10);
     assertThat(bySpans.totals()).containsExactly(0, 0, 20);
 
-    long one = SpanSizes.estimate(span(0, 0));
+    long one = SpanSizes.estimateAlone(span(0, 0));
     SpanAdmission byBytes = new SpanAdmission(1000, 5 * one, provider.get("t"), 0);
     for (int i = 0; i < 30; i++) {
       byBytes.admit(span(0, i));

@@ -130,4 +130,71 @@ class HeaderEventDecoderTest {
     assertThat(decoder.decodeStreamParent(record(0, EventRecord.FIXED_SIZE))).as("a header event").isNull();
     assertThat(decoder.malformed()).isEqualTo(5);
   }
+
+  /** The decoder reuses decoded values (a cache by bytes): a reused value must never be another one's. */
+  @Test
+  void repeatedValuesAreDecodedOnceAndDifferentValuesNeverMixUp() {
+    int size = EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size();
+    HeaderEvent a = decoder.decode(record(2, size, ":path", "/a.B/C", ":authority", "x:1"));
+    HeaderEvent again = decoder.decode(record(2, size, ":path", "/a.B/C", ":authority", "x:1"));
+    assertThat(again.fields()).isEqualTo(a.fields());
+    assertThat(again.field(":path")).isSameAs(a.field(":path"));
+    // many values, each decoded right whatever else shares its cache slot
+    for (int i = 0; i < 5000; i++) {
+      String path = "/p" + i + ".S/M";
+      HeaderEvent e = decoder.decode(record(2, size, ":path", path, ":authority", "h" + (i % 7) + ":1"));
+      assertThat(e.header(":path")).isEqualTo(path);
+      assertThat(e.header(":authority")).isEqualTo("h" + (i % 7) + ":1");
+    }
+    // the same bytes under another name are another field
+    HeaderEvent other = decoder.decode(record(1, size, ":authority", "/a.B/C"));
+    assertThat(other.field(":authority").value()).isEqualTo("/a.B/C");
+    assertThat(other.field(":path")).isNull();
+    // a value of the same bytes, truncated, keeps its flag
+    ByteBuffer t = record(1, size, ":path", "/a.B/C");
+    t.put(EventRecord.FIXED_SIZE + GrpcLayouts.HEADER_FIELD.offset("flags"), (byte) GrpcConstants.FIELD_VALUE_TRUNCATED);
+    assertThat(decoder.decode(t).field(":path").truncated()).isTrue();
+    assertThat(decoder.decode(record(1, size, ":path", "/a.B/C")).field(":path").truncated()).isFalse();
+    assertThat(decoder.malformed()).isZero();
+  }
+
+  @Test
+  void theListenerHearsOfAPidOnceAndAgainWhenItRunsAnotherBinary() {
+    java.util.List<String> heard = new java.util.ArrayList<>();
+    HeaderEventDecoder d = new HeaderEventDecoder(names, (pid, exe) -> heard.add(pid + ":" + exe.ino()));
+    for (int i = 0; i < 3; i++) {
+      d.decode(withExe(record(0, EventRecord.FIXED_SIZE), 42, 7));
+      d.decode(withExe(record(0, EventRecord.FIXED_SIZE), 42 + 4096, 8)); // the same slot of the pid cache
+    }
+    d.decode(withExe(record(0, EventRecord.FIXED_SIZE), 42, 9)); // pid reused by another binary
+    assertThat(heard).containsExactly("42:7", "4138:8", "42:9");
+  }
+
+  @Test
+  void theSameSocketBytesGiveEqualPairsAndOthersTheirOwn() {
+    ByteBuffer a = withSocket(record(0, EventRecord.FIXED_SIZE), new byte[] {127, 0, 0, 1}, 5000, new byte[] {127, 0, 0, 2}, 6000);
+    ByteBuffer b = withSocket(record(0, EventRecord.FIXED_SIZE), new byte[] {127, 0, 0, 1}, 5000, new byte[] {127, 0, 0, 2}, 6001);
+    HeaderEvent ea = decoder.decode(a);
+    assertThat(ea.sockets().local().getPort()).isEqualTo(5000);
+    assertThat(ea.sockets().remote().getPort()).isEqualTo(6000);
+    assertThat(decoder.decode(a.duplicate().order(ByteOrder.LITTLE_ENDIAN)).sockets()).isEqualTo(ea.sockets());
+    assertThat(decoder.decode(b).sockets().remote().getPort()).isEqualTo(6001);
+    assertThat(decoder.decode(a).sockets().remote().getAddress().getHostAddress()).isEqualTo("127.0.0.2");
+  }
+
+  static ByteBuffer withExe(ByteBuffer b, int pid, long ino) {
+    b.putInt(GrpcLayouts.HEADER_EVENT.offset("pid"), pid);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino"), ino);
+    return b;
+  }
+
+  static ByteBuffer withSocket(ByteBuffer b, byte[] local, int localPort, byte[] remote, int remotePort) {
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) 0);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("family"), (short) 2);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("local_port"), (short) localPort);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("remote_port"), (short) remotePort);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("local_addr"), local);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("remote_addr"), remote);
+    return b;
+  }
 }

@@ -59,9 +59,9 @@ class ProbeOffsetsIT {
   }
 
   /**
-   * The stripped default build has no DWARF: every field but the itabs (itablinks) comes from the
-   * embedded catalog, by the grpc-go, x/net and Go versions in its build info, and equals what the
-   * unstripped twin's DWARF says.
+   * The stripped default build has no DWARF: every field but the itabs (itablinks) and the GO_RTYPE
+   * members (runtime type information) comes from the embedded catalog, by the grpc-go, x/net and Go
+   * versions in its build info, and equals what the unstripped twin's DWARF says.
    */
   @Test
   void strippedDefaultBinaryResolvesThroughTheCatalogAndAttachesAllProbes() throws Exception {
@@ -89,6 +89,16 @@ class ProbeOffsetsIT {
       }
       assertThat(r.socketIdentity()).as("socket identity of stripped %s", program).isTrue();
       for (ProbeField f : ProbeField.values()) {
+        if (f.runtimeTypes() && !f.catalogued()) {
+          // GO_RTYPE members: the runtime type information answers what the twin's DWARF says
+          FieldValue v = r.values().get(f);
+          FieldValue d = twin.values().get(f);
+          assertThat(d).as("%s %s in the twin's DWARF", program, f).isNotNull();
+          assertThat(v).as("%s %s: %s", program, f, r.missing().get(f)).isNotNull();
+          assertThat(v.source()).as("%s %s", program, f).isEqualTo(FieldValue.Source.RUNTIME_TYPES);
+          assertThat(v.value()).as("%s %s", program, f).isEqualTo(d.value());
+          continue;
+        }
         if (!f.catalogued()) {
           continue;
         }

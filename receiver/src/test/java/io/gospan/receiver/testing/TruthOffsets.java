@@ -30,6 +30,7 @@ public final class TruthOffsets {
           TRANSPORT + "ServerStream",
           TRANSPORT + "ClientStream",
           "runtime.g",
+          "context.valueCtx",
           HTTP2 + "MetaHeadersFrame",
           HTTP2 + "HeadersFrame",
           HTTP2 + "FrameHeader",
@@ -185,6 +186,7 @@ public final class TruthOffsets {
     setIfPresent(o, "client_stream_ct", memberOrNull(t, TRANSPORT + "ClientStream", "ct"));
     setIfPresent(o, "g_goid", memberOrNull(t, "runtime.g", "goid"));
     setIfPresent(o, "g_parent_goid", memberOrNull(t, "runtime.g", "parentGoid"));
+    setIfPresent(o, "value_ctx_val", memberOrNull(t, "context.valueCtx", "val"));
     Integer loopyConn = memberOrNull(t, TRANSPORT + "loopyWriter", "conn");
     if (loopyConn != null) {
       o.offset("loopy_writer_conn", loopyConn);
