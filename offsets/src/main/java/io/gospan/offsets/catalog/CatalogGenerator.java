@@ -344,7 +344,7 @@ public final class CatalogGenerator {
             continue;
           }
           JsonNode val = o.path("fields").get(f.cName());
-          if (val == null && notNeeded(f, o)) {
+          if ((val == null || val.isNull()) && notNeeded(f, o)) {
             // absent because the build does not have the functions that need it (x/net v0.60's
             // HTTP/2 server delegates to net/http's under go1.27): not a layout that disagrees with
             // the builds that have them; a binary is asked for it only when it has the functions
