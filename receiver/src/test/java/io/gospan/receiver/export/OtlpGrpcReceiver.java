@@ -31,6 +31,8 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
   final List<ExportTraceServiceRequest> traces = new CopyOnWriteArrayList<>();
   final List<ExportMetricsServiceRequest> metrics = new CopyOnWriteArrayList<>();
   private final Server server;
+  /** {@code System.nanoTime()} when the first trace export arrived (its handler ran), 0 before. */
+  private final java.util.concurrent.atomic.AtomicLong firstTraceNanos = new java.util.concurrent.atomic.AtomicLong();
 
   /** A received span with the resource it came under. */
   public record ReceivedSpan(Resource resource, Span span) {
@@ -72,6 +74,7 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
                 new TraceServiceGrpc.TraceServiceImplBase() {
                   @Override
                   public void export(ExportTraceServiceRequest request, StreamObserver<ExportTraceServiceResponse> response) {
+                    firstTraceNanos.compareAndSet(0, System.nanoTime());
                     traces.add(request);
                     response.onNext(ExportTraceServiceResponse.getDefaultInstance());
                     response.onCompleted();
@@ -89,6 +92,11 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
                 })
             .build()
             .start();
+  }
+
+  /** {@code System.nanoTime()} when the first trace export arrived, 0 when none has. */
+  long firstTraceNanos() {
+    return firstTraceNanos.get();
   }
 
   public static OtlpGrpcReceiver start(int port) throws IOException {
