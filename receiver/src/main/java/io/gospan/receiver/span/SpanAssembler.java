@@ -57,8 +57,10 @@ import java.util.TreeMap;
  * <ol>
  *   <li>a valid W3C {@code traceparent} in its own request headers (one the application sent: it
  *       wins over everything below);
- *   <li>a server span: the client span gospan also saw for its connection (client 4-tuple = server
- *       4-tuple reversed, same stream id, server start within the client span), across processes;
+ *   <li>a server span: the client span gospan also saw for its call (the same client socket address,
+ *       IP and port, as both ends see it, and the same HTTP/2 stream id, server start within the
+ *       client span), across processes; the server's address is not compared, so a call through a
+ *       DNAT (a Kubernetes ClusterIP) links too;
  *   <li>a client span: the server span of its own process whose call it was made from, as a {@link
  *       StreamParent} names it (in-process propagation, docs/propagation.md). The server stream
  *       must have started before the client stream was created and not ended before ({@code
@@ -80,8 +82,8 @@ import java.util.TreeMap;
  * its parent is known missing. Events may arrive in any order:
  *
  * <ul>
- *   <li>each client stream with a known 4-tuple is indexed by flow (4-tuple + stream id) while in
- *       flight, and for {@code link_wait} after it ends; a server span that starts finds its
+ *   <li>each client stream with a known 4-tuple is indexed by flow (client address + stream id)
+ *       while in flight, and for {@code link_wait} after it ends; a server span that starts finds its
  *       client there, else waits (open) for a client start covering it;
  *   <li>each ended server stream is remembered by key for {@code link_wait}, for StreamParents that
  *       come after its end;
@@ -169,15 +171,19 @@ public final class SpanAssembler {
     }
   }
 
-  /** A client→server flow: the client's own end, the server's end, the stream id. */
-  private record FlowKey(InetSocketAddress clientEnd, InetSocketAddress serverEnd, int streamId) {
+  /**
+   * A call as both its ends see it: the client's socket address (IP, port) and the HTTP/2 stream
+   * id. The server's address is left out: a DNAT in between (a Kubernetes ClusterIP, kube-proxy)
+   * makes the client see the service's address and the server its own, while both see the same
+   * client address unless something source-NATs it. Time proximity (the server's start within the
+   * client span) tells a reused client port apart.
+   */
+  private record FlowKey(InetSocketAddress clientEnd, int streamId) {
     static FlowKey of(Side side, SocketPair s, int streamId) {
       if (s == null) {
         return null;
       }
-      return side == Side.CLIENT
-          ? new FlowKey(s.local(), s.remote(), streamId)
-          : new FlowKey(s.remote(), s.local(), streamId);
+      return new FlowKey(side == Side.CLIENT ? s.local() : s.remote(), streamId);
     }
   }
 
@@ -196,7 +202,7 @@ public final class SpanAssembler {
     String traceId; // null until decided
     SpanContext parentContext = SpanContext.getInvalid(); // set when decided
     Node parent; // linked: waits for this node's trace id
-    boolean inProcess; // linked by a StreamParent (else by the 4-tuple)
+    boolean inProcess; // linked by a StreamParent (else by the flow)
     long linkNs; // the StreamParent's time (client stream created), in-process links
     List<Node> children; // linked to this node
     Held held; // ended, waiting for the trace id
@@ -720,7 +726,7 @@ public final class SpanAssembler {
       if (client == null || !link(node, client.node(), false, 0)) {
         open(node, now);
         node.flow = s.flow;
-        openServers.put(s.flow, node); // a reused 4-tuple: the older one stays open, unindexed
+        openServers.put(s.flow, node); // a reused flow: the older one stays open, unindexed
       }
     }
   }
@@ -894,7 +900,7 @@ public final class SpanAssembler {
     }
   }
 
-  /** Keeps an ended stream findable: a client by its flow (4-tuple links), a server by its key (StreamParents). */
+  /** Keeps an ended stream findable: a client by its flow (flow links), a server by its key (StreamParents). */
   private void remember(Stream s, long endNs, long now) {
     if (linkWaitNs == 0 || maxPending == 0) {
       if (s.flow != null && s.side == Side.CLIENT) {
