@@ -60,7 +60,10 @@ import java.util.TreeMap;
  *   <li>a server span: the client span gospan also saw for its call (the same client socket address,
  *       IP and port, as both ends see it, and the same HTTP/2 stream id, server start within the
  *       client span), across processes; the server's address is not compared, so a call through a
- *       DNAT (a Kubernetes ClusterIP) links too;
+ *       DNAT (a Kubernetes ClusterIP) links too. When no such client span is found here and the
+ *       client's address is not this gospan's own, the gospan at that address is asked ({@link
+ *       RemoteLinks}, given by {@link #remoteLinks}): its answer ({@link #remoteParent}) makes the
+ *       server span the child of the client span it traced, in that span's trace;
  *   <li>a client span: the server span of its own process whose call it was made from, as a {@link
  *       StreamParent} names it (in-process propagation, docs/propagation.md). The server stream
  *       must have started before the client stream was created and not ended before ({@code
@@ -94,7 +97,12 @@ import java.util.TreeMap;
  *   <li>end events that arrive before their stream's start are held for {@code link_wait}.
  * </ul>
  *
- * A span that ends incomplete (timeout, connection closed, process exit, shutdown) with nothing
+ * A server span that asked another gospan waits {@code link_wait} plus {@link
+ * RemoteLinks#extraWaitNanos()} for the answer; a client span another gospan asks about ({@link
+ * #clientSpan}) is found while in flight and for {@code link_wait} after it ends, as for a server
+ * span here.
+ *
+ * <p>A span that ends incomplete (timeout, connection closed, process exit, shutdown) with nothing
  * linking it yet does not wait: it is a root at once. {@code link_wait} zero disables linking
  * (StreamParents are ignored).
  *
@@ -209,6 +217,7 @@ public final class SpanAssembler {
     long decideBy; // open nodes and stubs: processing time they are decided at
     boolean stub;
     boolean inOpenNodes;
+    boolean remoteWait; // open, asked another gospan: in remoteNodes, not openNodes
 
     Node(StreamKey key, String spanId, long startNs) {
       this.key = key;
@@ -228,6 +237,11 @@ public final class SpanAssembler {
   private record ClientRecord(Node node, long startNs, long endNs, long retainUntil) {
     boolean covers(long serverStartNs) {
       return serverStartNs >= startNs && serverStartNs <= endNs;
+    }
+
+    /** Covers within {@code toleranceNs} either side (another gospan's clock). */
+    boolean covers(long serverStartNs, long toleranceNs) {
+      return serverStartNs >= startNs - toleranceNs && (endNs == Long.MAX_VALUE || serverStartNs <= endNs + toleranceNs);
     }
   }
 
@@ -299,6 +313,10 @@ public final class SpanAssembler {
   private final Map<StreamKey, Node> openClients = new HashMap<>();
   /** Open nodes in {@code decideBy} order (every deadline is some now + link_wait). */
   private final LinkedHashSet<Node> openNodes = new LinkedHashSet<>();
+  /** Open server nodes that asked another gospan, in {@code decideBy} order (now + link_wait + the remote extra wait). */
+  private final LinkedHashSet<Node> remoteNodes = new LinkedHashSet<>();
+  private RemoteLinks remote; // null: no other gospan is asked
+  private long remoteWaitNs;
   /** Stubs in {@code decideBy} order. */
   private final LinkedHashMap<StreamKey, Node> stubs = new LinkedHashMap<>();
   private final LinkedHashMap<StreamKey, PendingParent> pendingParents = new LinkedHashMap<>();
@@ -482,6 +500,70 @@ public final class SpanAssembler {
     inFlightCount = streams.size();
   }
 
+  /**
+   * Lets span assembly ask other gospans for the client spans of server spans it cannot link
+   * itself (see "Parents"); {@code null} = ask none (the default). Set before events flow.
+   */
+  public synchronized void remoteLinks(RemoteLinks links) {
+    this.remote = links;
+    this.remoteWaitNs = links == null ? 0 : linkWaitNs + Math.max(0, links.extraWaitNanos());
+  }
+
+  /**
+   * Another gospan's answer to {@link RemoteLinks#lookup}: the server span of {@code flow} that
+   * started at {@code serverStartEpochNanos} (within 1 ms: the epoch conversion may have been
+   * recalibrated in between) becomes the child of {@code parent}, in its trace, and so does every
+   * span waiting on it (in-process propagation).
+   *
+   * @param parent the client span's ids, valid
+   * @return whether a server span took it; {@code false} when none waits for it any more (linked
+   *     here meanwhile, released as a root after its wait, never asked)
+   * @throws IllegalArgumentException when {@code parent} is not valid
+   */
+  public synchronized boolean remoteParent(ClientFlow flow, long serverStartEpochNanos, SpanContext parent) {
+    if (!parent.isValid()) {
+      throw new IllegalArgumentException("invalid parent " + parent);
+    }
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(flow.client(), flow.streamId()));
+    if (n == null || !n.open() || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
+      return false;
+    }
+    decide(n, parent.getTraceId(), SpanContext.createFromRemoteParent(
+        parent.getTraceId(), parent.getSpanId(), TraceFlags.getSampled(), TraceState.getDefault()));
+    return true;
+  }
+
+  /**
+   * What this gospan knows of its client span of {@code flow} covering {@code
+   * serverStartEpochNanos} (another gospan asks: its server span started then): the span's ids
+   * once its trace id is final, {@link ClientSpanAnswer.State#PENDING} while it waits for its own
+   * parent, {@link ClientSpanAnswer.State#UNKNOWN} when no client span of that flow covers that
+   * time (not traced, not seen yet, or forgotten {@code link_wait} after it ended).
+   *
+   * @param toleranceNanos how far outside the client span the other gospan's time may fall (its
+   *     clock's skew against this one's), ns
+   */
+  public synchronized ClientSpanAnswer clientSpan(ClientFlow flow, long serverStartEpochNanos, long toleranceNanos) {
+    if (linkWaitNs == 0) {
+      return ClientSpanAnswer.UNKNOWN;
+    }
+    FlowKey key = new FlowKey(flow.client(), flow.streamId());
+    long t = serverStartEpochNanos - clock.offsetNanos();
+    ClientRecord c = inFlightClients.get(key);
+    if (c == null || !c.covers(t, toleranceNanos)) {
+      c = recentClients.get(key);
+      if (c == null || !c.covers(t, toleranceNanos)) {
+        return ClientSpanAnswer.UNKNOWN;
+      }
+    }
+    Node n = c.node();
+    if (n.undecided()) {
+      return ClientSpanAnswer.PENDING;
+    }
+    return new ClientSpanAnswer(ClientSpanAnswer.State.FOUND,
+        SpanContext.create(n.traceId, n.spanId, TraceFlags.getSampled(), TraceState.getDefault()));
+  }
+
   /** Ends every stream of a connection that closed (their ends will not come). */
   public synchronized void connectionClosed(int pid, long connectionId) {
     endAll(s -> s.key.pid() == pid && s.key.connection() == connectionId, "connection_closed");
@@ -517,6 +599,13 @@ public final class SpanAssembler {
     }
     while (!openNodes.isEmpty()) {
       Node n = openNodes.iterator().next();
+      if (n.decideBy > now) {
+        break;
+      }
+      root(n);
+    }
+    while (!remoteNodes.isEmpty()) {
+      Node n = remoteNodes.iterator().next();
       if (n.decideBy > now) {
         break;
       }
@@ -563,6 +652,9 @@ public final class SpanAssembler {
       stubMissing(stub);
     }
     for (Node n : List.copyOf(openNodes)) {
+      root(n);
+    }
+    for (Node n : List.copyOf(remoteNodes)) {
       root(n);
     }
     for (Node n : List.copyOf(held)) {
@@ -727,8 +819,22 @@ public final class SpanAssembler {
         open(node, now);
         node.flow = s.flow;
         openServers.put(s.flow, node); // a reused flow: the older one stays open, unindexed
+        askRemote(node, s, now);
       }
     }
+  }
+
+  /** Asks the gospan at the client's address, when that is not this gospan's own; the node then waits longer. */
+  private void askRemote(Node node, Stream s, long now) {
+    InetSocketAddress client = s.flow.clientEnd();
+    if (remote == null || client.getAddress() == null || remote.isLocal(client.getAddress())
+        || !remote.lookup(new ClientFlow(client, s.flow.streamId()), clock.toEpochNanos(s.startNs))) {
+      return;
+    }
+    openNodes.remove(node);
+    node.remoteWait = true;
+    node.decideBy = now + remoteWaitNs;
+    remoteNodes.add(node);
   }
 
   private void startClient(Stream s, long now) {
@@ -963,7 +1069,11 @@ public final class SpanAssembler {
   private void leaveOpen(Node n) {
     if (n.inOpenNodes) {
       n.inOpenNodes = false;
-      openNodes.remove(n);
+      if (n.remoteWait) {
+        remoteNodes.remove(n);
+      } else {
+        openNodes.remove(n);
+      }
       if (n.key.side() == Side.CLIENT) {
         openClients.remove(n.key, n);
       } else if (n.flow != null) {
