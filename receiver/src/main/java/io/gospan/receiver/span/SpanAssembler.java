@@ -534,6 +534,22 @@ public final class SpanAssembler {
   }
 
   /**
+   * Another gospan's definite answer to {@link RemoteLinks#lookup}: it traced no client span of
+   * {@code flow} covering {@code serverStartEpochNanos}. The server span that asked (still open)
+   * becomes a root now instead of at the end of its wait.
+   *
+   * @return whether a waiting server span was released
+   */
+  public synchronized boolean remoteNotFound(ClientFlow flow, long serverStartEpochNanos) {
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(flow.client(), flow.streamId()));
+    if (n == null || !n.open() || !n.remoteWait || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
+      return false;
+    }
+    root(n);
+    return true;
+  }
+
+  /**
    * What this gospan knows of its client span of {@code flow} covering {@code
    * serverStartEpochNanos} (another gospan asks: its server span started then): the span's ids
    * once its trace id is final, {@link ClientSpanAnswer.State#PENDING} while it waits for its own

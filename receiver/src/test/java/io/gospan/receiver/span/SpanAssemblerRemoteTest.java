@@ -162,6 +162,19 @@ class SpanAssemblerRemoteTest {
   }
 
   @Test
+  void aDefiniteNotFoundReleasesTheServerSpanAsARootAtOnce() {
+    Gospan server = new Gospan(time, Set.of("10.0.0.2"));
+    server.feed(front.serverStart(1, t0), front.serverTrailersOnly(1, t0 + MS, 0, null));
+    ClientFlow flow = (ClientFlow) server.asked.get(0)[0];
+    long start = (Long) server.asked.get(0)[1];
+    assertThat(server.assembler.remoteNotFound(flow, start + 5 * MS)).as("another server span's question").isFalse();
+    assertThat(server.out).isEmpty();
+    assertThat(server.assembler.remoteNotFound(flow, start)).isTrue();
+    assertThat(server.only(SpanKind.SERVER).getParentSpanContext().isValid()).isFalse();
+    assertThat(server.assembler.remoteNotFound(flow, start)).isFalse();
+  }
+
+  @Test
   void aQuestionNotQueuedWaitsLinkWaitOnly() {
     Gospan server = new Gospan(time, Set.of("10.0.0.2"));
     server.accept = false; // e.g. the peer is backed off
