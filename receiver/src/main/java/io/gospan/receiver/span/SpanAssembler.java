@@ -218,6 +218,7 @@ public final class SpanAssembler {
     boolean stub;
     boolean inOpenNodes;
     boolean remoteWait; // open, asked another gospan: in remoteNodes, not openNodes
+    long seq; // remoteNodes' tie-break
 
     Node(StreamKey key, String spanId, long startNs) {
       this.key = key;
@@ -313,8 +314,13 @@ public final class SpanAssembler {
   private final Map<StreamKey, Node> openClients = new HashMap<>();
   /** Open nodes in {@code decideBy} order (every deadline is some now + link_wait). */
   private final LinkedHashSet<Node> openNodes = new LinkedHashSet<>();
-  /** Open server nodes that asked another gospan, in {@code decideBy} order (now + link_wait + the remote extra wait). */
-  private final LinkedHashSet<Node> remoteNodes = new LinkedHashSet<>();
+  /**
+   * Open server nodes that asked another gospan, by {@code decideBy} (now + link_wait + the remote
+   * extra wait, extended by {@link #remoteWaitUntil}).
+   */
+  private final java.util.TreeSet<Node> remoteNodes =
+      new java.util.TreeSet<>(java.util.Comparator.<Node>comparingLong(n -> n.decideBy).thenComparingLong(n -> n.seq));
+  private long remoteSeq;
   private RemoteLinks remote; // null: no other gospan is asked
   private long remoteWaitNs;
   /** Stubs in {@code decideBy} order. */
@@ -534,6 +540,30 @@ public final class SpanAssembler {
   }
 
   /**
+   * Another gospan's interim answer to {@link RemoteLinks#lookup}: it traced the client span of
+   * {@code flow}, whose trace id will be final by {@code untilEpochNanos} at the latest (it waits
+   * for its own parent). The server span that asked (still waiting) waits until then at least, so
+   * that a chain whose first link waits does not lose its later links; at most four times its
+   * usual remote wait from now.
+   *
+   * @return whether a waiting server span's wait was extended
+   */
+  public synchronized boolean remoteWaitUntil(ClientFlow flow, long serverStartEpochNanos, long untilEpochNanos) {
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(flow.client(), flow.streamId()));
+    if (n == null || !n.open() || !n.remoteWait || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
+      return false;
+    }
+    long until = Math.min(untilEpochNanos - clock.offsetNanos(), clock.monotonicNow() + 4 * remoteWaitNs);
+    if (until <= n.decideBy) {
+      return false;
+    }
+    remoteNodes.remove(n);
+    n.decideBy = until;
+    remoteNodes.add(n);
+    return true;
+  }
+
+  /**
    * Another gospan's definite answer to {@link RemoteLinks#lookup}: it traced no client span of
    * {@code flow} covering {@code serverStartEpochNanos}. The server span that asked (still open)
    * becomes a root now instead of at the end of its wait.
@@ -574,10 +604,14 @@ public final class SpanAssembler {
     }
     Node n = c.node();
     if (n.undecided()) {
-      return ClientSpanAnswer.PENDING;
+      Node root = n;
+      for (int i = 0; root.parent != null && i < 1000; i++) {
+        root = root.parent; // the open node, remote node or stub the chain waits on
+      }
+      return ClientSpanAnswer.pending(clock.toEpochNanos(root.decideBy));
     }
     return new ClientSpanAnswer(ClientSpanAnswer.State.FOUND,
-        SpanContext.create(n.traceId, n.spanId, TraceFlags.getSampled(), TraceState.getDefault()));
+        SpanContext.create(n.traceId, n.spanId, TraceFlags.getSampled(), TraceState.getDefault()), 0);
   }
 
   /** Ends every stream of a connection that closed (their ends will not come). */
@@ -597,6 +631,7 @@ public final class SpanAssembler {
   }
 
   synchronized void expire(long now) {
+    expireClients(now); // first: a client span decided below stays findable a while for other gospans
     for (Iterator<Stream> it = streams.values().iterator(); it.hasNext(); ) {
       Stream s = it.next();
       if (s.deadline > now) {
@@ -621,7 +656,7 @@ public final class SpanAssembler {
       root(n);
     }
     while (!remoteNodes.isEmpty()) {
-      Node n = remoteNodes.iterator().next();
+      Node n = remoteNodes.first();
       if (n.decideBy > now) {
         break;
       }
@@ -633,12 +668,6 @@ public final class SpanAssembler {
       }
       it.remove();
       countParent(NO_CLIENT);
-    }
-    for (Iterator<ClientRecord> it = recentClients.values().iterator(); it.hasNext(); ) {
-      if (it.next().retainUntil() > now) {
-        break;
-      }
-      it.remove();
     }
     for (Iterator<ServerRecord> it = recentServers.values().iterator(); it.hasNext(); ) {
       if (it.next().retainUntil() > now) {
@@ -654,6 +683,33 @@ public final class SpanAssembler {
       unmatched.add(1);
     }
     inFlightCount = streams.size();
+  }
+
+  /**
+   * Forgets ended client spans kept past their time; one still waiting for its trace id is kept
+   * another remote wait when other gospans may ask about it (its chain waits for an answer).
+   */
+  private void expireClients(long now) {
+    List<Map.Entry<FlowKey, ClientRecord>> keep = null;
+    for (Iterator<Map.Entry<FlowKey, ClientRecord>> it = recentClients.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<FlowKey, ClientRecord> e = it.next();
+      ClientRecord c = e.getValue();
+      if (c.retainUntil() > now) {
+        break;
+      }
+      it.remove();
+      if (remote != null && c.node().undecided()) {
+        if (keep == null) {
+          keep = new ArrayList<>();
+        }
+        keep.add(Map.entry(e.getKey(), new ClientRecord(c.node(), c.startNs(), c.endNs(), now + remoteWaitNs)));
+      }
+    }
+    if (keep != null) {
+      for (Map.Entry<FlowKey, ClientRecord> e : keep) {
+        recentClients.put(e.getKey(), e.getValue());
+      }
+    }
   }
 
   /**
@@ -850,6 +906,7 @@ public final class SpanAssembler {
     openNodes.remove(node);
     node.remoteWait = true;
     node.decideBy = now + remoteWaitNs;
+    node.seq = remoteSeq++;
     remoteNodes.add(node);
   }
 
@@ -1055,7 +1112,9 @@ public final class SpanAssembler {
       oldest.next();
       oldest.remove();
     }
-    ClientRecord ended = new ClientRecord(rec.node(), rec.startNs(), endNs, now + linkWaitNs);
+    // kept link_wait after its end, and the remote extra wait more when other gospans may ask: an
+    // open client span is decided link_wait after its start at the latest, and must be findable then
+    ClientRecord ended = new ClientRecord(rec.node(), rec.startNs(), endNs, now + Math.max(linkWaitNs, remoteWaitNs));
     if (recentClients.put(s.flow, ended) != null) { // re-insert: the map stays in retention order
       recentClients.remove(s.flow);
       recentClients.put(s.flow, ended);

@@ -235,6 +235,39 @@ class SpanAssemblerRemoteTest {
   }
 
   @Test
+  void aChainWhoseFirstLinkWaitsKeepsItsLaterLinksByTheInterimAnswer() {
+    // As the chain above, but nobody answers b's question: b's relay server span is a root at the
+    // end of its wait, and c's server span (which asked later) must still become b's client span's child.
+    Events hop1 = new Events(100, 300, 0xa1, 0xb1,
+        new io.gospan.receiver.event.SocketPair(Events.addr("10.0.0.1", 41000), Events.addr("10.0.0.2", 50051)),
+        new io.gospan.receiver.event.SocketPair(Events.addr("10.0.0.2", 50051), Events.addr("10.0.0.1", 41000)));
+    Events hop2 = new Events(300, 200, 0xa2, 0xb2,
+        new io.gospan.receiver.event.SocketPair(Events.addr("10.0.0.2", 42000), Events.addr("10.0.0.3", 50051)),
+        new io.gospan.receiver.event.SocketPair(Events.addr("10.0.0.3", 50051), Events.addr("10.0.0.2", 42000)));
+    Gospan b = new Gospan(time, Set.of("10.0.0.2"));
+    Gospan c = new Gospan(time, Set.of("10.0.0.3"));
+    b.feed(hop1.serverStart(1, t0), hop2.streamParent(1, t0 + MS, hop1, 1), hop2.clientStart(1, t0 + 2 * MS));
+    time.advanceMillis(100);
+    c.feed(hop2.serverStart(1, t0 + 3 * MS), hop2.serverTrailersOnly(1, t0 + 4 * MS, 0, null));
+    b.feed(hop2.clientTrailersOnly(1, t0 + 5 * MS, 0, null), hop1.serverTrailersOnly(1, t0 + 6 * MS, 0, null));
+    ClientFlow flow = (ClientFlow) c.asked.get(0)[0];
+    long start = (Long) c.asked.get(0)[1];
+    ClientSpanAnswer interim = b.assembler.clientSpan(flow, start, 0);
+    assertThat(interim.state()).isEqualTo(ClientSpanAnswer.State.PENDING);
+    long bDecides = t0 + 2_000 * MS + EXTRA_WAIT + TestClock.OFFSET; // b asked at t0: link_wait + extra
+    assertThat(interim.finalByEpochNanos()).isEqualTo(bDecides);
+    assertThat(c.assembler.remoteWaitUntil(flow, start, interim.finalByEpochNanos() + EXTRA_WAIT)).isTrue();
+    time.advanceMillis(2_000 + EXTRA_WAIT / MS);
+    b.assembler.expire();
+    c.assembler.expire();
+    assertThat(b.only(SpanKind.SERVER).getParentSpanContext().isValid()).as("b's question was never answered").isFalse();
+    assertThat(c.out).as("c waits beyond its own link_wait + extra").isEmpty();
+    assertThat(c.answerFrom(b)).isEqualTo(1);
+    assertThat(c.only(SpanKind.SERVER).getParentSpanId()).isEqualTo(b.only(SpanKind.CLIENT).getSpanId());
+    assertThat(c.only(SpanKind.SERVER).getTraceId()).isEqualTo(b.only(SpanKind.SERVER).getTraceId());
+  }
+
+  @Test
   void clientSpanIsFoundWhileInFlightAndForLinkWaitAfterItsEndCoveringTheServersStart() {
     Gospan client = new Gospan(time, Set.of("10.0.0.1"));
     ClientFlow flow = new ClientFlow(Events.addr("10.0.0.1", 40000), 1);
@@ -258,8 +291,11 @@ class SpanAssemblerRemoteTest {
         .isEqualTo(ClientSpanAnswer.State.UNKNOWN);
     assertThat(client.assembler.clientSpan(new ClientFlow(Events.addr("10.0.0.1", 40000), 3), epoch + MS, 0).state())
         .isEqualTo(ClientSpanAnswer.State.UNKNOWN);
-    // forgotten link_wait after its end
-    time.advanceMillis(2_011);
+    // forgotten link_wait + the remote extra wait after its end
+    time.advanceMillis(2_000 + EXTRA_WAIT / MS - 1);
+    client.assembler.expire();
+    assertThat(client.assembler.clientSpan(flow, epoch + MS, 0).state()).isEqualTo(ClientSpanAnswer.State.FOUND);
+    time.advanceMillis(11);
     client.assembler.expire();
     assertThat(client.assembler.clientSpan(flow, epoch + MS, 0).state()).isEqualTo(ClientSpanAnswer.State.UNKNOWN);
   }
