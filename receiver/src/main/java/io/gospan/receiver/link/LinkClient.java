@@ -62,6 +62,9 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
   private static final Attributes BAD_FLOW = Attributes.of(LinkMetrics.REASON, "bad_flow");
   private static final Attributes UNASKED = Attributes.of(LinkMetrics.REASON, "unasked");
   private static final Attributes BAD_IDS = Attributes.of(LinkMetrics.REASON, "bad_ids");
+  private static final Attributes BAD_WAIT = Attributes.of(LinkMetrics.REASON, "bad_wait");
+  /** The latest pending_until taken: this far after now (an answerer's longer wait is not believed). */
+  static final long MAX_PENDING_AHEAD_NANOS = TimeUnit.SECONDS.toNanos(60);
 
   private final LinkSettings settings;
   private final SpanAssembler assembler;
@@ -282,7 +285,7 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
   private static final class Question {
     final ClientFlow flow;
     final long serverStart;
-    final long deadline;
+    long deadline;
 
     Question(ClientFlow flow, long serverStart, long deadline) {
       this.flow = flow;
@@ -295,7 +298,8 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
     }
   }
 
-  private record Result(Question q, SpanContext parent) {}
+  /** What an answer does: a parent ({@code parent}), not found (neither), or a longer wait ({@code until} > 0). */
+  private record Result(Question q, SpanContext parent, long until) {}
 
   /** One peer gospan: its channel, its stream, its questions. Guarded by {@code lock}. */
   private final class Peer {
@@ -379,6 +383,18 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
             malformed.add(1, UNASKED);
             continue;
           }
+          if (!a.getFound() && a.getPendingUntilUnixNano() != 0) {
+            long epoch = LinkService.epochNanos();
+            long until = a.getPendingUntilUnixNano();
+            if (until - epoch > MAX_PENDING_AHEAD_NANOS) {
+              malformed.add(1, BAD_WAIT);
+              continue;
+            }
+            // its trace id is final by then: keep asking until then, plus the margin the answer needs
+            q.deadline = Math.max(q.deadline, System.nanoTime() + Math.max(0, until - epoch) + settings.extraWait().toNanos());
+            results.add(new Result(q, null, until + settings.extraWait().toNanos()));
+            continue;
+          }
           SpanContext parent = null;
           if (a.getFound()) {
             parent = Flows.span(a.getTraceId(), a.getSpanId());
@@ -389,10 +405,14 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
           }
           peer.asked.remove(key);
           pendingCount--;
-          results.add(new Result(q, parent));
+          results.add(new Result(q, parent, 0));
         }
       }
       for (Result r : results) { // outside the lock: span assembly calls lookup() under its own
+        if (r.until() != 0) {
+          assembler.remoteWaitUntil(r.q().flow, r.q().serverStart, r.until());
+          continue;
+        }
         if (r.parent() == null) {
           unanswered.add(1, NOT_FOUND);
           assembler.remoteNotFound(r.q().flow, r.q().serverStart);

@@ -27,7 +27,10 @@ public enum LinkMetrics {
   PEERS_UNREACHABLE("gospan.link.peers.unreachable", "Times another gospan could not be reached or refused, then backed off"),
   /** Server spans made children of a client span another gospan traced. */
   SPANS_LINKED("gospan.link.spans.linked", "Server spans linked to a client span another gospan traced"),
-  /** Answers ignored, by {@link #REASON}: {@code bad_flow}, {@code unasked} (no such question), {@code bad_ids}. */
+  /**
+   * Answers ignored, by {@link #REASON}: {@code bad_flow}, {@code unasked} (no such question, or
+   * one given up already), {@code bad_ids}, {@code bad_wait} (an interim answer's time too far ahead).
+   */
   ANSWERS_MALFORMED("gospan.link.answers.malformed", "Answers from other gospans ignored as malformed, by reason"),
   /** Answers that came after their server span stopped waiting (linked here or released meanwhile). */
   ANSWERS_LATE("gospan.link.answers.late", "Answers that came after their server span stopped waiting"),

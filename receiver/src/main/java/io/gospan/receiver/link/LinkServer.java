@@ -95,7 +95,37 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
     }
   }
 
-  private record Pending(Flow flow, ClientFlow client, long serverStart, long deadline) {}
+  /** A question waiting here. */
+  private static final class Pending {
+    final Flow flow;
+    final ClientFlow client;
+    final long serverStart;
+    long deadline; // System.nanoTime()
+    long toldUntil; // the pending_until last sent, 0 = none
+
+    Pending(Flow flow, ClientFlow client, long serverStart, long deadline) {
+      this.flow = flow;
+      this.client = client;
+      this.serverStart = serverStart;
+      this.deadline = deadline;
+    }
+
+    Flow flow() {
+      return flow;
+    }
+
+    ClientFlow client() {
+      return client;
+    }
+
+    long serverStart() {
+      return serverStart;
+    }
+
+    long deadline() {
+      return deadline;
+    }
+  }
 
   /** One asking peer's stream. */
   private final class Call implements StreamObserver<LookupRequest> {
@@ -163,6 +193,17 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
         answers.add(Answer.newBuilder().setFlow(p.flow()).setServerStartUnixNano(p.serverStart()).setFound(true)
             .setTraceId(Flows.traceId(a.span())).setSpanId(Flows.spanId(a.span())).build());
         return true;
+      }
+      if (a.state() == ClientSpanAnswer.State.PENDING) {
+        // waits for its own parent: tell the asker until when (once per new time), and wait that long too
+        long until = a.finalByEpochNanos();
+        p.deadline = Math.max(p.deadline, Math.min(now + (until - epoch) + maxWaitNanos, now + 4 * maxWaitNanos));
+        if (until > p.toldUntil) {
+          p.toldUntil = until;
+          answers.add(Answer.newBuilder().setFlow(p.flow()).setServerStartUnixNano(p.serverStart()).setFound(false)
+              .setPendingUntilUnixNano(until).build());
+        }
+        return false;
       }
       boolean unseen = a.state() == ClientSpanAnswer.State.UNKNOWN && epoch - p.serverStart() > unseenAfterNanos;
       if (unseen || now - p.deadline() >= 0) {

@@ -12,6 +12,9 @@ import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.opentelemetry.api.metrics.Meter;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -52,14 +55,16 @@ public final class LinkService implements AutoCloseable {
   private final LinkClient client;
   private final LinkServer linkServer;
   private final Server server; // null: not serving
+  private final EventLoopGroup serverLoop; // the server's own: a failed start releases nothing shared
   private final ScheduledExecutorService scheduler;
 
   private LinkService(SpanAssembler assembler, LinkClient client, LinkServer linkServer, Server server,
-      ScheduledExecutorService scheduler) {
+      EventLoopGroup serverLoop, ScheduledExecutorService scheduler) {
     this.assembler = assembler;
     this.client = client;
     this.linkServer = linkServer;
     this.server = server;
+    this.serverLoop = serverLoop;
     this.scheduler = scheduler;
   }
 
@@ -93,7 +98,15 @@ public final class LinkService implements AutoCloseable {
     };
     LinkClient client = new LinkClient(s, assembler, own, meter, channels, peerAddress);
     LinkServer linkServer = new LinkServer(s, assembler, meter, LinkService::epochNanos);
+    EventLoopGroup serverLoop = new NioEventLoopGroup(1, r -> {
+      Thread t = new Thread(r, "gospan-link-server");
+      t.setDaemon(true);
+      return t;
+    });
     Server server = NettyServerBuilder.forAddress(s.listen(), serverCredentials)
+        .bossEventLoopGroup(serverLoop)
+        .workerEventLoopGroup(serverLoop)
+        .channelType(NioServerSocketChannel.class)
         .addService(linkServer)
         .directExecutor()
         .maxInboundMessageSize(4 << 20)
@@ -108,6 +121,7 @@ public final class LinkService implements AutoCloseable {
           e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
       server.shutdownNow();
       server = null;
+      serverLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
     }
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "gospan-link");
@@ -119,7 +133,7 @@ public final class LinkService implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(guard(linkServer::tick), SERVER_TICK_MILLIS, SERVER_TICK_MILLIS, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(guard(own::refresh), ADDRESSES_REFRESH_SECONDS, ADDRESSES_REFRESH_SECONDS, TimeUnit.SECONDS);
     assembler.remoteLinks(client);
-    return new LinkService(assembler, client, linkServer, server, scheduler);
+    return new LinkService(assembler, client, linkServer, server, serverLoop, scheduler);
   }
 
   private static Runnable guard(Runnable r) {
@@ -200,6 +214,7 @@ public final class LinkService implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+      serverLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
   }
 }
