@@ -165,7 +165,8 @@ class LinkAcrossNamespacesIT {
   @Order(1)
   void eachCallIsOneTraceAcrossThreeGospans() throws Exception {
     RelayPropagationIT.Spans s = run("ns-direct", LinkNetwork.SERVER_IP + ":50051",
-        spans -> RelayPropagationIT.complete(spans).size() >= RelayPropagationIT.minimum(spans.served().size()));
+        spans -> RelayPropagationIT.complete(spans).size() >= RelayPropagationIT.minimum(spans.served().size())
+            && RelayPropagationIT.backgroundSettled(spans));
     checkChains(s, "ns-direct");
   }
 
@@ -174,7 +175,8 @@ class LinkAcrossNamespacesIT {
   void throughADnatAsAClusterIpToo() throws Exception {
     net.dnat(net.server, VIP, 80, LinkNetwork.SERVER_IP, 50051, net.relay, LinkNetwork.SERVER_IP);
     RelayPropagationIT.Spans s = run("ns-dnat", VIP + ":80",
-        spans -> RelayPropagationIT.complete(spans).size() >= RelayPropagationIT.minimum(spans.served().size()));
+        spans -> RelayPropagationIT.complete(spans).size() >= RelayPropagationIT.minimum(spans.served().size())
+            && RelayPropagationIT.backgroundSettled(spans));
     checkChains(s, "ns-dnat");
     // the DNAT did happen: the relay called the service address, the server saw its own
     Span relayClient = s.ofPid(s.relay, SpanKind.SPAN_KIND_CLIENT).get(0);
@@ -184,8 +186,42 @@ class LinkAcrossNamespacesIT {
     assertThat(attr(server, "network.peer.address")).isEqualTo(LinkNetwork.RELAY_IP);
   }
 
+  /**
+   * A source NAT between relay and server (the relay's connections leave as 10.77.0.12): the
+   * server sees another client address, whose gospan (the relay's, listening on every address of
+   * its namespace) traced no client span from it and says so: the server spans are roots, and
+   * only they (the client → relay link is untouched).
+   */
   @Test
   @Order(3)
+  void aSourceNatIsNotLinkedAndTheAnswerSaysSo() throws Exception {
+    String natted = "10.77.0.12";
+    net.snat(net.relay, natted, LinkNetwork.SERVER_IP, 50051);
+    try {
+      long notFound = counter(relayGospan, "gospan.link.queries.served", Map.of("result", "not_found"));
+      RelayPropagationIT.Spans s = run("ns-snat", LinkNetwork.SERVER_IP + ":50051", LinkAcrossNamespacesIT::relayedSettledUnlinked);
+      List<Span> served = s.served();
+      assertThat(served.size()).as("ns-snat: calls served; %s", s.describe()).isGreaterThanOrEqualTo(RelayPropagationIT.MIN_SERVED);
+      assertThat(RelayPropagationIT.servedWithClient(s)).as("ns-snat: relay server spans still linked to the client span")
+          .isGreaterThanOrEqualTo(RelayPropagationIT.minimum(served.size()));
+      List<Span> servers = s.ofPid(s.server, SpanKind.SPAN_KIND_SERVER).stream().filter(s::inWindow).toList();
+      assertThat(servers).as("ns-snat: the server saw the NAT's address").allSatisfy(sp ->
+          assertThat(attr(sp, "client.address")).isEqualTo(natted));
+      assertThat(servers).as("ns-snat: server spans behind a source NAT are roots").allSatisfy(sp ->
+          assertThat(sp.getParentSpanId()).isEmpty());
+      awaitCounter(relayGospan, "gospan.link.queries.served", Map.of("result", "not_found"), notFound + servers.size() / 2);
+    } finally {
+      net.noSnat(net.relay, natted);
+    }
+  }
+
+  static boolean relayedSettledUnlinked(RelayPropagationIT.Spans s) {
+    return s.ofPid(s.server, SpanKind.SPAN_KIND_SERVER).stream().filter(s::inWindow).count() >= 2L * s.served().size() - 8
+        && RelayPropagationIT.servedWithClient(s) >= RelayPropagationIT.minimum(s.served().size());
+  }
+
+  @Test
+  @Order(4)
   void thePeerGospanAbsentMakesRootsAfterTheBoundedWaitCounted() throws Exception {
     clientGospan.stop();
     long unreachableBefore = counter(relayGospan, "gospan.link.peers.unreachable", null);
@@ -195,7 +231,7 @@ class LinkAcrossNamespacesIT {
   }
 
   @Test
-  @Order(4)
+  @Order(5)
   void aPeerThatAnswersSlowlyIsWaitedForBoundedCounted() throws Exception {
     fakePeer(req -> answerAll(req, true), 5_000);
     long before = counter(relayGospan, "gospan.link.lookups.unanswered", Map.of("reason", "timeout"));
@@ -205,7 +241,7 @@ class LinkAcrossNamespacesIT {
   }
 
   @Test
-  @Order(5)
+  @Order(6)
   void malformedAnswersAreIgnoredCounted() throws Exception {
     fakePeer(req -> answerAll(req, false), 0);
     long before = counter(relayGospan, "gospan.link.answers.malformed", Map.of("reason", "bad_ids"));
@@ -268,7 +304,8 @@ class LinkAcrossNamespacesIT {
 
   static boolean relayedSettled(RelayPropagationIT.Spans s) {
     List<Span> served = s.served();
-    return !served.isEmpty() && chainsBelow(s) >= RelayPropagationIT.minimum(served.size());
+    return !served.isEmpty() && chainsBelow(s) >= RelayPropagationIT.minimum(served.size())
+        && RelayPropagationIT.backgroundSettled(s);
   }
 
   /** Link latency: from the end of each server span (relay's and server's) in the window to its arrival at the collector. */
@@ -446,7 +483,7 @@ class LinkAcrossNamespacesIT {
       do {
         Thread.sleep(500);
         s = new RelayPropagationIT.Spans(receiver.spans(), client.pid(), relay.pid(), server.pid(), t0, t1);
-      } while (!(done.test(s) && RelayPropagationIT.backgroundSettled(s)) && System.nanoTime() < deadline);
+      } while (!done.test(s) && System.nanoTime() < deadline);
       System.out.println(tag + ": " + s.describe());
       return s;
     }

@@ -84,6 +84,25 @@ public final class LinkNetwork implements AutoCloseable {
     ip("-n", from, "route", "replace", vip + "/32", "via", via);
   }
 
+  /**
+   * In namespace {@code ns}: TCP leaving for {@code dst:dport} takes the source address {@code
+   * as} (added to {@code ns}'s eth0): a source NAT. {@link #noSnat} removes it.
+   */
+  public void snat(String ns, String as, String dst, int dport) {
+    ip("-n", ns, "addr", "add", as + "/24", "dev", "eth0");
+    run(List.of("ip", "netns", "exec", ns, "nft", "add", "table", "ip", "gospan_snat"));
+    run(List.of("ip", "netns", "exec", ns, "nft", "add", "chain", "ip", "gospan_snat", "postrouting",
+        "{ type nat hook postrouting priority 100 ; }"));
+    run(List.of("ip", "netns", "exec", ns, "nft", "add", "rule", "ip", "gospan_snat", "postrouting",
+        "ip", "daddr", dst, "tcp", "dport", Integer.toString(dport), "snat", "to", as));
+  }
+
+  /** Removes what {@link #snat} added. */
+  public void noSnat(String ns, String as) {
+    run(List.of("ip", "netns", "exec", ns, "nft", "delete", "table", "ip", "gospan_snat"));
+    ip("-n", ns, "addr", "del", as + "/24", "dev", "eth0");
+  }
+
   /** {@code ip netns exec NS} followed by {@code cmd}. */
   public static List<String> in(String ns, String... cmd) {
     List<String> out = new ArrayList<>(List.of("ip", "netns", "exec", ns));
