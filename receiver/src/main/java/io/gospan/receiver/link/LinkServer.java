@@ -27,9 +27,10 @@ import java.util.function.LongSupplier;
  * SpanAssembler#clientSpan}). A question whose client span is known with a final trace id is
  * answered at once; one whose client span waits for its own parent ({@code PENDING}) is asked
  * again every {@link #tick} until it is final; one this gospan has not seen is answered not found
- * once the asker's server span started more than the clock skew plus {@value #UNSEEN_GRACE_MILLIS}
- * ms ago (its client span's start would have been read from the ring buffer by then: it is polled
- * every 20 ms), else when the question's wait is over. Only ids are answered, for the flow asked.
+ * once span assembly has read an event from after the asker's server span's start (plus the clock
+ * skew; the ring buffer is read in order, so the client span's start, before the server's, would
+ * have been read), and at least {@value #UNSEEN_GRACE_MILLIS} ms after that start; else when the
+ * question's wait is over (an idle or lagging reader). Only ids are answered, for the flow asked.
  *
  * <p>Thread-safe. The answers of one stream are written under that stream's lock; span assembly's
  * lock is taken inside it, never the other way round.
@@ -205,7 +206,8 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
         }
         return false;
       }
-      boolean unseen = a.state() == ClientSpanAnswer.State.UNKNOWN && epoch - p.serverStart() > unseenAfterNanos;
+      boolean unseen = a.state() == ClientSpanAnswer.State.UNKNOWN && epoch - p.serverStart() > unseenAfterNanos
+          && a.readUpToEpochNanos() - p.serverStart() > toleranceNanos;
       if (unseen || now - p.deadline() >= 0) {
         served.add(1, NOT_FOUND);
         answers.add(notFound(p.flow(), p.serverStart()));

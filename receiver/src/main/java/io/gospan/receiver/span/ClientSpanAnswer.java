@@ -11,8 +11,11 @@ import java.util.Objects;
  * @param span the client span's trace id and span id when {@link State#FOUND}, else invalid
  * @param finalByEpochNanos when {@link State#PENDING}: the latest time its trace id will be final
  *     (the end of the wait of the span its chain waits on), Unix epoch ns; else 0
+ * @param readUpToEpochNanos when {@link State#UNKNOWN}: the time of the latest event span assembly
+ *     has read (Unix epoch ns; 0 = none yet): a client span that started before it would have been
+ *     seen (the ring buffer is read in order); else 0
  */
-public record ClientSpanAnswer(State state, SpanContext span, long finalByEpochNanos) {
+public record ClientSpanAnswer(State state, SpanContext span, long finalByEpochNanos, long readUpToEpochNanos) {
   /** Found with a final trace id; seen but its trace id not final yet; not seen. */
   public enum State {
     FOUND,
@@ -20,7 +23,6 @@ public record ClientSpanAnswer(State state, SpanContext span, long finalByEpochN
     UNKNOWN
   }
 
-  static final ClientSpanAnswer UNKNOWN = new ClientSpanAnswer(State.UNKNOWN, SpanContext.getInvalid(), 0);
 
   public ClientSpanAnswer {
     Objects.requireNonNull(state, "state");
@@ -28,6 +30,10 @@ public record ClientSpanAnswer(State state, SpanContext span, long finalByEpochN
   }
 
   static ClientSpanAnswer pending(long finalByEpochNanos) {
-    return new ClientSpanAnswer(State.PENDING, SpanContext.getInvalid(), finalByEpochNanos);
+    return new ClientSpanAnswer(State.PENDING, SpanContext.getInvalid(), finalByEpochNanos, 0);
+  }
+
+  static ClientSpanAnswer unknown(long readUpToEpochNanos) {
+    return new ClientSpanAnswer(State.UNKNOWN, SpanContext.getInvalid(), 0, readUpToEpochNanos);
   }
 }

@@ -322,6 +322,7 @@ public final class SpanAssembler {
       new java.util.TreeSet<>(java.util.Comparator.<Node>comparingLong(n -> n.decideBy).thenComparingLong(n -> n.seq));
   private long remoteSeq;
   private RemoteLinks remote; // null: no other gospan is asked
+  private long lastEventNs; // the latest header event's time read so far
   private long remoteWaitNs;
   /** Stubs in {@code decideBy} order. */
   private final LinkedHashMap<StreamKey, Node> stubs = new LinkedHashMap<>();
@@ -485,6 +486,9 @@ public final class SpanAssembler {
       return;
     }
     eventsRead.add(1, PROBE_ATTRIBUTES.get(e.probe()));
+    if (e.monotonicNs() > lastEventNs) {
+      lastEventNs = e.monotonicNs();
+    }
     if (e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS && !e.grpcContentType()) {
       return; // another HTTP/2 request of a server that also serves gRPC through ServeHTTP
     }
@@ -590,8 +594,9 @@ public final class SpanAssembler {
    *     clock's skew against this one's), ns
    */
   public synchronized ClientSpanAnswer clientSpan(ClientFlow flow, long serverStartEpochNanos, long toleranceNanos) {
+    ClientSpanAnswer unknown = ClientSpanAnswer.unknown(lastEventNs == 0 ? 0 : clock.toEpochNanos(lastEventNs));
     if (linkWaitNs == 0) {
-      return ClientSpanAnswer.UNKNOWN;
+      return unknown;
     }
     FlowKey key = new FlowKey(flow.client(), flow.streamId());
     long t = serverStartEpochNanos - clock.offsetNanos();
@@ -599,7 +604,7 @@ public final class SpanAssembler {
     if (c == null || !c.covers(t, toleranceNanos)) {
       c = recentClients.get(key);
       if (c == null || !c.covers(t, toleranceNanos)) {
-        return ClientSpanAnswer.UNKNOWN;
+        return unknown;
       }
     }
     Node n = c.node();
@@ -611,7 +616,7 @@ public final class SpanAssembler {
       return ClientSpanAnswer.pending(clock.toEpochNanos(root.decideBy));
     }
     return new ClientSpanAnswer(ClientSpanAnswer.State.FOUND,
-        SpanContext.create(n.traceId, n.spanId, TraceFlags.getSampled(), TraceState.getDefault()), 0);
+        SpanContext.create(n.traceId, n.spanId, TraceFlags.getSampled(), TraceState.getDefault()), 0, 0);
   }
 
   /** Ends every stream of a connection that closed (their ends will not come). */

@@ -367,8 +367,18 @@ class LinkAcrossNamespacesIT {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (counter(g, name, attrs) < atLeast) {
       if (System.nanoTime() > deadline) {
+        List<String> tail;
+        synchronized (g.log()) {
+          tail = new ArrayList<>(g.log().subList(Math.max(0, g.log().size() - 40), g.log().size()));
+        }
         throw new AssertionError(g.tier() + " gospan: " + name + " " + attrs + " = " + counter(g, name, attrs)
-            + ", expected at least " + atLeast);
+            + ", expected at least " + atLeast + "; its link counters: sent " + counter(g, "gospan.link.lookups.sent", null)
+            + ", answered " + counter(g, "gospan.link.lookups.answered", null)
+            + ", unanswered " + counter(g, "gospan.link.lookups.unanswered", null)
+            + ", skipped " + counter(g, "gospan.link.lookups.skipped", null)
+            + ", unreachable " + counter(g, "gospan.link.peers.unreachable", null)
+            + ", malformed " + counter(g, "gospan.link.answers.malformed", null)
+            + "; its log's end:\n" + String.join("\n", tail));
       }
       Thread.sleep(200);
     }

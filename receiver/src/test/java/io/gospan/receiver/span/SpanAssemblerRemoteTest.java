@@ -272,8 +272,11 @@ class SpanAssemblerRemoteTest {
     Gospan client = new Gospan(time, Set.of("10.0.0.1"));
     ClientFlow flow = new ClientFlow(Events.addr("10.0.0.1", 40000), 1);
     long epoch = t0 + TestClock.OFFSET;
-    assertThat(client.assembler.clientSpan(flow, epoch + MS, 0).state()).isEqualTo(ClientSpanAnswer.State.UNKNOWN);
+    assertThat(client.assembler.clientSpan(flow, epoch + MS, 0)).isEqualTo(ClientSpanAnswer.unknown(0));
     client.feed(front.clientStart(1, t0));
+    // not this flow: unknown, and span assembly says how far it has read (the client start at t0)
+    assertThat(client.assembler.clientSpan(new ClientFlow(Events.addr("10.0.0.1", 40009), 1), epoch + MS, 0))
+        .isEqualTo(ClientSpanAnswer.unknown(epoch));
     ClientSpanAnswer inFlight = client.assembler.clientSpan(flow, epoch + MS, 0);
     assertThat(inFlight.state()).isEqualTo(ClientSpanAnswer.State.FOUND);
     client.feed(front.clientTrailersOnly(1, t0 + 10 * MS, 0, null));
