@@ -7,7 +7,9 @@
 #
 # Usage: scripts/bench-link.sh [rounds-per-mode] [calls-per-second] [window-seconds]
 #   (root: BPF and ip netns; defaults 3 100 10). On a shared machine run it under
-#   flock /work/bench.lock (or any lock the other benchmarks take).
+#   flock /work/bench.lock (or any lock the other benchmarks take). GOSPAN_BENCH_OPTS passes
+#   system properties, e.g. -Dgospan.bench.jvm="-XX:StartFlightRecording=filename=/tmp/g-%p.jfr"
+#   to profile the gospan JVMs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "bench-link.sh: run as root (BPF, ip netns)" >&2; exit 1; }
@@ -15,4 +17,4 @@ examples/build.sh >/dev/null
 mvn -B -q -ntp -pl receiver -am -DskipTests package
 mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
 cp=$(cat receiver/target/test-classpath.txt)
-exec java -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LinkBenchmark "$@"
+exec java ${GOSPAN_BENCH_OPTS:-} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LinkBenchmark "$@"

@@ -71,6 +71,7 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
   private final OwnAddresses own;
   private final Function<InetSocketAddress, ManagedChannel> channels;
   private final Function<InetAddress, InetSocketAddress> peerAddress;
+  private final Runnable wake;
   private final long waitNanos;
 
   private final LongCounter sent;
@@ -93,9 +94,13 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
    * @param channels opens the channel to a peer's link service (plaintext or TLS, as configured)
    * @param peerAddress where the link service of the gospan at a client address is (that address,
    *     {@link LinkSettings#peerPort()})
+   * @param wake asks for a {@link #tick} in about {@link LinkSettings#batchInterval()} (called when a
+   *     question is queued; the tick asks again while questions wait)
    */
   LinkClient(LinkSettings settings, SpanAssembler assembler, OwnAddresses own, Meter meter,
-      Function<InetSocketAddress, ManagedChannel> channels, Function<InetAddress, InetSocketAddress> peerAddress) {
+      Function<InetSocketAddress, ManagedChannel> channels, Function<InetAddress, InetSocketAddress> peerAddress,
+      Runnable wake) {
+    this.wake = wake;
     this.settings = settings;
     this.assembler = assembler;
     this.own = own;
@@ -151,8 +156,9 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
       pendingCount++;
       p.queued.add(new Question(flow, serverStartEpochNanos, now + waitNanos));
       p.lastUsed = now;
-      return true;
     }
+    wake.run();
+    return true;
   }
 
   /** Questions queued or waiting for an answer now. */
@@ -171,12 +177,15 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
 
   /**
    * Sends each peer's queued questions in one message, gives up questions whose wait is over,
-   * closes idle peers. Runs on the link thread every {@link LinkSettings#batchInterval()}.
+   * closes idle peers. Runs on the link thread every {@link LinkSettings#batchInterval()} while
+   * questions wait (and once a minute, for idle peers).
+   *
+   * @return whether questions still wait (tick again)
    */
-  void tick() {
+  boolean tick() {
     synchronized (lock) {
       if (closed) {
-        return;
+        return false;
       }
       long now = System.nanoTime();
       for (Iterator<Peer> it = peers.values().iterator(); it.hasNext(); ) {
@@ -190,6 +199,7 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
           it.remove();
         }
       }
+      return pendingCount > 0;
     }
   }
 

@@ -38,6 +38,11 @@ import java.util.function.LongSupplier;
 final class LinkServer extends LinkGrpc.LinkImplBase {
   /** How long after the asker's server span started an unseen flow is answered not found (plus the clock skew). */
   static final long UNSEEN_GRACE_MILLIS = 250;
+  /**
+   * An interim answer is sent when the client span's trace id may be final later than this before
+   * the asker stops waiting (the final answer's way back: a tick here, the network, the asker).
+   */
+  static final long INTERIM_MARGIN_NANOS = 100_000_000L;
   /** Questions per message answered; more are answered not found (counted {@code malformed}). */
   static final int MAX_QUERIES_PER_REQUEST = 4096;
 
@@ -55,8 +60,14 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
   private final LongCounter served;
   private final Set<Call> calls = ConcurrentHashMap.newKeySet();
   private final AtomicInteger pending = new AtomicInteger();
+  private final Runnable wake;
 
-  LinkServer(LinkSettings s, SpanAssembler assembler, Meter meter, LongSupplier epochNanos) {
+  /**
+   * @param wake asks for a {@link #tick} in about {@value LinkService#SERVER_TICK_MILLIS} ms (called
+   *     when a question starts waiting; the tick asks again while questions wait)
+   */
+  LinkServer(LinkSettings s, SpanAssembler assembler, Meter meter, LongSupplier epochNanos, Runnable wake) {
+    this.wake = wake;
     this.assembler = assembler;
     this.maxWaitNanos = s.linkWait().plus(s.extraWait()).toNanos();
     this.toleranceNanos = s.clockSkew().toNanos();
@@ -80,13 +91,18 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
     return pending.get();
   }
 
-  /** Asks span assembly again about every waiting question; answers what is known or over. */
-  void tick() {
+  /**
+   * Asks span assembly again about every waiting question; answers what is known or over.
+   *
+   * @return whether questions still wait (tick again)
+   */
+  boolean tick() {
     long now = System.nanoTime();
     long epoch = epochNanos.getAsLong();
     for (Call c : calls) {
       c.recheck(now, epoch);
     }
+    return pending.get() > 0;
   }
 
   /** Ends every stream (shutdown). */
@@ -170,6 +186,9 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
         }
         send(answers);
       }
+      if (!waiting.isEmpty()) {
+        wake.run();
+      }
     }
 
     synchronized void recheck(long now, long epoch) {
@@ -196,8 +215,13 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
         return true;
       }
       if (a.state() == ClientSpanAnswer.State.PENDING) {
-        // waits for its own parent: tell the asker until when (once per new time), and wait that long too
+        // waits for its own parent. The final answer comes in time for the asker when its trace id
+        // is final well before the asker stops waiting; else tell the asker until when (once per
+        // new time), and wait that long here too.
         long until = a.finalByEpochNanos();
+        if (now + (until - epoch) + INTERIM_MARGIN_NANOS - p.deadline <= 0) {
+          return false;
+        }
         p.deadline = Math.max(p.deadline, Math.min(now + (until - epoch) + maxWaitNanos, now + 4 * maxWaitNanos));
         if (until > p.toldUntil) {
           p.toldUntil = until;

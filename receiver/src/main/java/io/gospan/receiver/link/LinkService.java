@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * Linking across gospans, both halves: the link server on {@link LinkSettings#listen()} answering
  * other gospans from span assembly, and the {@link LinkClient} span assembly asks through ({@link
  * SpanAssembler#remoteLinks}). One thread ({@code gospan-link}) sends the queued questions every
- * {@link LinkSettings#batchInterval()}, re-checks the questions waiting here every {@value
- * #SERVER_TICK_MILLIS} ms and re-reads this gospan's own addresses every {@value
+ * {@link LinkSettings#batchInterval()} and re-checks the questions waiting here every {@value
+ * #SERVER_TICK_MILLIS} ms, both only while questions wait (an idle gospan is not woken), closes
+ * idle peers every minute and re-reads this gospan's own addresses every {@value
  * #ADDRESSES_REFRESH_SECONDS} s; grpc-java's Netty threads carry the streams.
  *
  * <pre>{@code
@@ -96,8 +97,18 @@ public final class LinkService implements AutoCloseable {
       }
       return b.build();
     };
-    LinkClient client = new LinkClient(s, assembler, own, meter, channels, peerAddress);
-    LinkServer linkServer = new LinkServer(s, assembler, meter, LinkService::epochNanos);
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "gospan-link");
+      t.setDaemon(true);
+      return t;
+    });
+    long batch = Math.max(1, s.batchInterval().toMillis());
+    Ticker clientTicks = new Ticker(scheduler, batch);
+    Ticker serverTicks = new Ticker(scheduler, SERVER_TICK_MILLIS);
+    LinkClient client = new LinkClient(s, assembler, own, meter, channels, peerAddress, clientTicks::wake);
+    LinkServer linkServer = new LinkServer(s, assembler, meter, LinkService::epochNanos, serverTicks::wake);
+    clientTicks.task = client::tick;
+    serverTicks.task = linkServer::tick;
     EventLoopGroup serverLoop = new NioEventLoopGroup(1, r -> {
       Thread t = new Thread(r, "gospan-link-server");
       t.setDaemon(true);
@@ -123,17 +134,46 @@ public final class LinkService implements AutoCloseable {
       server = null;
       serverLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
     }
-    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "gospan-link");
-      t.setDaemon(true);
-      return t;
-    });
-    long batch = Math.max(1, s.batchInterval().toMillis());
-    scheduler.scheduleWithFixedDelay(guard(client::tick), batch, batch, TimeUnit.MILLISECONDS);
-    scheduler.scheduleWithFixedDelay(guard(linkServer::tick), SERVER_TICK_MILLIS, SERVER_TICK_MILLIS, TimeUnit.MILLISECONDS);
+    scheduler.scheduleWithFixedDelay(guard(client::tick), 60, 60, TimeUnit.SECONDS); // idle peers
     scheduler.scheduleWithFixedDelay(guard(own::refresh), ADDRESSES_REFRESH_SECONDS, ADDRESSES_REFRESH_SECONDS, TimeUnit.SECONDS);
     assembler.remoteLinks(client);
     return new LinkService(assembler, client, linkServer, server, serverLoop, scheduler);
+  }
+
+  /** Runs {@code task} {@code delayMillis} after a {@link #wake}, again while it says work is left. */
+  private static final class Ticker {
+    private final ScheduledExecutorService scheduler;
+    private final long delayMillis;
+    private final java.util.concurrent.atomic.AtomicBoolean scheduled = new java.util.concurrent.atomic.AtomicBoolean();
+    volatile java.util.function.BooleanSupplier task;
+
+    Ticker(ScheduledExecutorService scheduler, long delayMillis) {
+      this.scheduler = scheduler;
+      this.delayMillis = delayMillis;
+    }
+
+    void wake() {
+      if (scheduled.compareAndSet(false, true)) {
+        try {
+          scheduler.schedule(this::run, delayMillis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          // shut down
+        }
+      }
+    }
+
+    private void run() {
+      scheduled.set(false); // before the work: a wake during it schedules the next run
+      boolean more = false;
+      try {
+        more = task.getAsBoolean();
+      } catch (RuntimeException e) {
+        log.warn("link service: {}", e.toString(), e);
+      }
+      if (more) {
+        wake();
+      }
+    }
   }
 
   private static Runnable guard(Runnable r) {

@@ -47,9 +47,9 @@ public record LinkSettings(
     }
   }
 
-  /** Defaults around {@code listen} and {@code linkWait}: extra wait 500 ms, batches every 25 ms, clock skew 250 ms. */
+  /** Defaults around {@code listen} and {@code linkWait}: extra wait 500 ms, batches every 50 ms, clock skew 250 ms. */
   public static LinkSettings of(InetSocketAddress listen, int peerPort, Tls tls, Duration linkWait) {
-    return new LinkSettings(listen, peerPort, tls, linkWait, Duration.ofMillis(500), Duration.ofMillis(25),
+    return new LinkSettings(listen, peerPort, tls, linkWait, Duration.ofMillis(500), Duration.ofMillis(50),
         Duration.ofMillis(250), 1024, 16_384);
   }
 

@@ -27,9 +27,12 @@ import java.util.concurrent.TimeUnit;
  * LinkAcrossNamespacesIT (client → relay → server, one tier and one {@code gospan run} per
  * namespace, OTLP to one receiver), rounds alternating {@code link.enabled: true} and {@code
  * false}, each with fresh gospans: a warm-up, then a measured window at a steady call rate. Per
- * round: the three gospan JVMs' CPU time (utime + stime of /proc/PID/stat) per span exported in
- * the window, the questions sent per server span (gospan.link.lookups.sent, as the gospans export
- * it), and the time from each server span's end to its arrival at the receiver (p50, p99), with
+ * round: the three gospan JVMs' CPU time per span exported in the window (utime + stime of their
+ * threads, /proc/PID/task/TID/stat, without the JIT compiler threads, which a fresh JVM keeps busy
+ * for a while and which would count the link code's compilation; and with them), the questions
+ * sent per server span (gospan.link.lookups.sent, as the gospans export it, over the server spans
+ * started after the first reading's time), and the time from each server span's end to its
+ * arrival at the receiver (p50, p99), with
  * link on and off (off: a server span whose client another gospan traced waits
  * streams.link_wait, then is a root). The relay makes no background calls.
  *
@@ -57,7 +60,7 @@ public final class LinkBenchmark {
       }
     }
     System.out.println();
-    System.out.println("mode  round  spans  cpu_us_per_span  lookups_per_server_span  end_to_export_ms_p50  p99");
+    System.out.println("mode  round  spans  cpu_us_per_span  (with JIT threads)  lookups_per_server_span  end_to_export_ms_p50  p99");
     rows.forEach(System.out::println);
   }
 
@@ -72,9 +75,16 @@ public final class LinkBenchmark {
           + "exporter:\n  type: otlp\n  otlp:\n    endpoint: http://" + LinkNetwork.BRIDGE_IP + ":4317\n"
           + "  batch:\n    schedule_delay: 200ms\nmetrics:\n  enabled: true\n  export_interval: 1s\n"
           + "telemetry:\n  http:\n    enabled: false\nlink:\n  enabled: " + link + "\n");
-      Process p = new ProcessBuilder(LinkNetwork.in(t[0], Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-jar", ExampleApps.repoRoot().resolve("receiver/target/gospan.jar").toString(),
-          "run", "--config", config.toString())).redirectErrorStream(true).start();
+      List<String> cmd = new ArrayList<>(LinkNetwork.in(t[0], Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-Xms32m", "-Xmx128m", "-XX:+UseSerialGC"));
+      // e.g. -Dgospan.bench.jvm="-XX:StartFlightRecording=filename=/tmp/g-%p.jfr" to profile the gospans
+      String extra = System.getProperty("gospan.bench.jvm", "").strip();
+      if (!extra.isEmpty()) {
+        cmd.addAll(List.of(extra.split("\\s+")));
+      }
+      cmd.addAll(List.of("-jar", ExampleApps.repoRoot().resolve("receiver/target/gospan.jar").toString(), "run", "--config",
+          config.toString()));
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
       List<String> log = Collections.synchronizedList(new ArrayList<>());
       Thread reader = new Thread(() -> {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
@@ -104,22 +114,26 @@ public final class LinkBenchmark {
             .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
           await(() -> contains(logs.get(0), "tracing pid " + client.pid() + " "));
-          Thread.sleep(5_000); // warm-up (JIT), and the held spans of link off reach a steady state
-          long[] cpu0 = cpu(gospans);
-          Map<String, Long> sent0 = lookups(receiver, gospans);
+          Thread.sleep(10_000); // warm-up (JIT), and the held spans of link off reach a steady state
+          long[][] cpu0 = cpu(gospans);
+          long[] sent0 = lookups(receiver, gospans);
           long t0 = epochNanos();
           Thread.sleep(window * 1000L);
           long t1 = epochNanos();
-          long[] cpu1 = cpu(gospans);
-          Thread.sleep(4_000); // the window's last spans arrive, the counters are exported
-          Map<String, Long> sent1 = lookups(receiver, gospans);
+          long[][] cpu1 = cpu(gospans);
+          client.destroy();
+          client.waitFor(10, TimeUnit.SECONDS);
+          Thread.sleep(5_000); // the last spans arrive, the counters are exported
+          long[] sent1 = lookups(receiver, gospans);
           long cpuNs = 0;
+          long cpuAllNs = 0;
           for (int i = 0; i < cpu0.length; i++) {
-            cpuNs += (cpu1[i] - cpu0[i]) * TICK_NS;
+            cpuNs += (cpu1[i][0] - cpu0[i][0]) * TICK_NS;
+            cpuAllNs += (cpu1[i][1] - cpu0[i][1]) * TICK_NS;
           }
           long spans = 0;
           List<Long> waits = new ArrayList<>();
-          long serverSpansStarted = 0;
+          long serverSpansAsked = 0; // started after the first counter reading's time
           for (Arrived a : receiver.spansArrived()) {
             Span s = a.span().span();
             String pid = a.span().resourceAttr("process.pid");
@@ -129,14 +143,17 @@ public final class LinkBenchmark {
             boolean serverSpan = s.getKind() == Span.SpanKind.SPAN_KIND_SERVER
                 && (String.valueOf(relay.pid()).equals(pid) || String.valueOf(server.pid()).equals(pid));
             if (serverSpan && s.getStartTimeUnixNano() >= t0 && s.getStartTimeUnixNano() < t1) {
-              serverSpansStarted++;
               waits.add((a.arrivedEpochNanos() - s.getEndTimeUnixNano()) / 1_000_000);
             }
+            if (serverSpan && s.getStartTimeUnixNano() >= sent0[1] && s.getStartTimeUnixNano() < sent1[1]) {
+              serverSpansAsked++;
+            }
           }
-          long lookups = sent1.values().stream().mapToLong(Long::longValue).sum() - sent0.values().stream().mapToLong(Long::longValue).sum();
+          long lookups = sent1[0] - sent0[0];
           Collections.sort(waits);
-          return String.format("%-5s %5d  %5d  %15.1f  %23.2f  %20d  %d", link ? "on" : "off", round, spans,
-              spans == 0 ? 0.0 : cpuNs / 1000.0 / spans, serverSpansStarted == 0 ? 0.0 : (double) lookups / serverSpansStarted,
+          return String.format("%-5s %5d  %5d  %15.1f  %16.1f  %23.2f  %20d  %d", link ? "on" : "off", round, spans,
+              spans == 0 ? 0.0 : cpuNs / 1000.0 / spans, spans == 0 ? 0.0 : cpuAllNs / 1000.0 / spans,
+              serverSpansAsked == 0 ? 0.0 : (double) lookups / serverSpansAsked,
               waits.isEmpty() ? -1 : waits.get(waits.size() / 2), waits.isEmpty() ? -1 : waits.get((int) (0.99 * (waits.size() - 1))));
         } finally {
           client.destroy();
@@ -151,20 +168,38 @@ public final class LinkBenchmark {
     }
   }
 
-  /** utime + stime (ticks) of each process. */
-  static long[] cpu(List<Process> ps) throws Exception {
-    long[] out = new long[ps.size()];
+  /** Per process: {utime + stime of its threads but the JIT compiler threads, of all its threads} (ticks). */
+  static long[][] cpu(List<Process> ps) throws Exception {
+    long[][] out = new long[ps.size()][2];
     for (int i = 0; i < ps.size(); i++) {
-      String stat = Files.readString(Path.of("/proc", Long.toString(ps.get(i).pid()), "stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      out[i] = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+      try (var tasks = Files.list(Path.of("/proc", Long.toString(ps.get(i).pid()), "task"))) {
+        for (Path task : (Iterable<Path>) tasks::iterator) {
+          String stat;
+          try {
+            stat = Files.readString(task.resolve("stat"));
+          } catch (java.io.IOException e) {
+            continue; // the thread ended
+          }
+          String comm = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+          out[i][1] += ticks;
+          if (!comm.contains("CompilerThre")) {
+            out[i][0] += ticks;
+          }
+        }
+      }
     }
     return out;
   }
 
-  /** gospan.link.lookups.sent as each gospan exported it last (by the gospan JVM's process.pid). */
-  static Map<String, Long> lookups(OtlpGrpcReceiver receiver, List<Process> gospans) {
+  /**
+   * {gospan.link.lookups.sent over the gospans as they exported it last (by the gospan JVM's
+   * process.pid), the latest point's time (Unix ns)}.
+   */
+  static long[] lookups(OtlpGrpcReceiver receiver, List<Process> gospans) {
     Map<String, Long> out = new HashMap<>();
+    long time = 0;
     for (OtlpGrpcReceiver.ReceivedMetric m : receiver.metrics()) {
       if (!m.metric().getName().equals("gospan.link.lookups.sent")) {
         continue;
@@ -179,11 +214,12 @@ public final class LinkBenchmark {
         if (g.pid() == pid) {
           for (NumberDataPoint p : m.metric().getSum().getDataPointsList()) {
             out.merge(Long.toString(pid), p.getAsInt(), Math::max);
+            time = Math.max(time, p.getTimeUnixNano());
           }
         }
       }
     }
-    return out;
+    return new long[] {out.values().stream().mapToLong(Long::longValue).sum(), time == 0 ? epochNanos() : time};
   }
 
   static boolean contains(List<String> log, String s) {
