@@ -226,6 +226,9 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
         return;
       }
       p.open();
+      if (p.stream == null) { // failed at once: backed off, its questions dropped and counted
+        return;
+      }
     }
     LookupRequest.Builder req = LookupRequest.newBuilder();
     long wait = 0;
@@ -338,9 +341,9 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
       if (channel == null) {
         channel = channels.apply(peerAddress.apply(ip));
       }
-      Responses r = new Responses(this);
-      LinkGrpc.newStub(channel).lookup(r);
-      stream = r.requests;
+      // beforeStart makes it this peer's stream before the call starts: a failure reported at
+      // once (in this thread, under the lock) is then taken as this stream's
+      LinkGrpc.newStub(channel).lookup(new Responses(this));
     }
 
     void close() {
@@ -371,6 +374,7 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
     @Override
     public void beforeStart(ClientCallStreamObserver<LookupRequest> requestStream) {
       this.requests = requestStream;
+      peer.stream = requestStream; // under the lock: Peer.open runs in tick()
     }
 
     @Override

@@ -164,7 +164,7 @@ public final class LinkService implements AutoCloseable {
 
     private void run() {
       scheduled.set(false); // before the work: a wake during it schedules the next run
-      boolean more = false;
+      boolean more = true; // after a failure too: the questions still wait
       try {
         more = task.getAsBoolean();
       } catch (RuntimeException e) {

@@ -153,6 +153,19 @@ class LinkServiceTest {
     return clock.monotonicNow();
   }
 
+  /** {@link #await(BooleanSupplier, String)}, the failure naming {@code g}'s link counters. */
+  static void await(BooleanSupplier ok, String what, Gospan g) throws InterruptedException {
+    try {
+      await(ok, what);
+    } catch (AssertionError e) {
+      StringBuilder b = new StringBuilder(e.getMessage()).append("; counters:");
+      for (LinkMetrics m : LinkMetrics.values()) {
+        b.append(' ').append(m.metricName()).append('=').append(g.counter(m));
+      }
+      throw new AssertionError(b.toString(), e);
+    }
+  }
+
   static void await(BooleanSupplier ok, String what) throws InterruptedException {
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (!ok.getAsBoolean()) {
@@ -242,15 +255,15 @@ class LinkServiceTest {
   @Test
   void anAbsentPeerIsCountedAndBackedOffAndItsServerSpansAreRootsAfterTheirWait() throws Exception {
     Gospan server = new Gospan("10.0.0.2");
-    int closed;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      closed = s.getLocalPort();
-    }
-    pods.put(InetAddress.getByName("10.0.0.1"), new InetSocketAddress("127.0.0.1", closed));
+    // a port bound but not listening: connections are refused, and no other process can take it meanwhile
+    java.net.Socket reserved = new java.net.Socket();
+    reserved.bind(new InetSocketAddress("127.0.0.1", 0));
+    closing.add(reserved);
+    pods.put(InetAddress.getByName("10.0.0.1"), new InetSocketAddress("127.0.0.1", reserved.getLocalPort()));
     Events e = call("10.0.0.1", 40000, "10.0.0.2", 100, 200);
     long t = now();
     server.feed(e.serverStart(1, t), e.serverTrailersOnly(1, t + 1000, 0, null));
-    await(() -> server.counter(LinkMetrics.PEERS_UNREACHABLE) == 1, "the peer counted unreachable");
+    await(() -> server.counter(LinkMetrics.PEERS_UNREACHABLE) == 1, "the peer counted unreachable", server);
     server.feed(e.serverStart(3, now()), e.serverTrailersOnly(3, now(), 0, null));
     assertThat(server.counter(LinkMetrics.LOOKUPS_SKIPPED, Attributes.of(LinkMetrics.REASON, "peer_backed_off"))).isEqualTo(1);
     await(() -> server.spans(SpanKind.SERVER).size() == 2, "both server spans");
