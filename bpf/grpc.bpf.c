@@ -66,7 +66,7 @@ struct {
 
 /* Where a record is built (the BPF stack has 512 bytes): only its used part is then copied to
  * `events` (bpf_ringbuf_output), so a record with 2 fields takes 352 bytes of the ring buffer,
- * not 1376, and the ring buffer's cache lines shared with the reader are written once. */
+ * not 1504, and the ring buffer's cache lines shared with the reader are written once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -128,7 +128,7 @@ const volatile struct gospan_contract *unused_contract __attribute__((unused));
 
 /* Clamps a 64-bit size to [0, max] in a way the verifier sees: clang would otherwise
  * drop a check it has already proven, and the verifier would lose the bound. */
-_Static_assert(GOSPAN_VALUE_LEN == 124 && GOSPAN_NAME_LEN == 32 && sizeof(struct header_event) == 1376,
+_Static_assert(GOSPAN_VALUE_LEN == 124 && GOSPAN_NAME_LEN == 32 && sizeof(struct header_event) == 1504,
 	       "VERIFIER_CLAMP literals below");
 #define VERIFIER_CLAMP(var, max) \
 	asm volatile("if %[v] <= " #max " goto +1; %[v] = " #max : [v] "+r"(var))

@@ -47,7 +47,9 @@ enum gospan_counter {
 	COUNTER_RING_BUFFER_FULL = 2, /* bpf_ringbuf_output failed (`events` is full): the record is lost */
 	COUNTER_READ_FAILED = 3,     /* an argument or user memory read faulted */
 	COUNTER_NO_OFFSETS = 4,      /* no slot in `binaries` for the probe's cookie or the task's executable */
-	COUNTER_UNKNOWN_ITAB = 5,    /* the net.Conn is of a type we cannot unwrap */
+	COUNTER_UNKNOWN_ITAB = 5,    /* a stream's start whose connection's socket was not identified (a type the
+				      * binary's conn_types table lacks, a failed read, not a socket): the
+				      * record's conn_status says why */
 	COUNTER_FIELD_TRUNCATED = 6, /* a header name or value was cut to fit */
 	COUNTER_SKIPPED = 7,         /* a hit that needs no record: response headers before the trailers (not
 				      * wanted), an HTTP/2 server's request that is not gRPC, or its trailers;
@@ -74,12 +76,13 @@ enum gospan_limits {
 	GOSPAN_NAME_LEN = 32,     /* longest capturable header name + NUL: key of `header_names` */
 	GOSPAN_NAME_CACHE_SLOTS = 32, /* struct binary.name_cache entries */
 	GOSPAN_BINARY_SLOTS = 1024,   /* max_entries of `binaries`: binaries traced at once */
+	GOSPAN_CONN_TYPES = 32,       /* struct binary.conn_types entries: connection types per binary */
 };
 /* Header fields examined per event (bounded loop); more are flagged as truncated. */
 #define GOSPAN_MAX_SCAN_FIELDS 48
-/* net.Conn wrappers unwrapped to reach the *net.TCPConn (syscallConn -> tls.Conn -> TCPConn;
- * h2c bufConn -> TCPConn). */
-#define GOSPAN_MAX_CONN_WRAPS 3
+/* Connection types visited from a net.Conn to its socket, at most (grpc's syscallConn -> tls.Conn ->
+ * cmux.MuxConn -> a listener's wrapper -> *net.TCPConn is five; struct binary.conn_types). */
+#define GOSPAN_MAX_CONN_WRAPS 6
 /* Levels of a context.Context chain walked up from a new client stream's ctx to find the server
  * stream it descends from (propagation.bpf.h; docs/propagation.md: a plain handler is ~5 levels,
  * each interceptor or library adds some; OpenTelemetry Go found 10 too few). */
@@ -100,6 +103,9 @@ enum gospan_limits {
  *   GO_NEEDS(probe, ...)          the probes that cannot be attached without it; a member
  *                                 without it is optional (only degrades events when unknown)
  *   GO_UNCATALOGUED               found in DWARF only: the offsets catalog does not cover it
+ *   GO_RTYPE                      (a GO_MEMBER) also found in the binary's runtime type information,
+ *                                 which stripped binaries keep: a member of a type reachable from the
+ *                                 binary's itabs, taken when neither DWARF nor the catalog answers
  *   GO_COPY(name, http2, hpack, embed)  on a struct http_server_offsets member: the server copy
  *                                 (its probes are PROBE_<name>_*, PROBE_COPY_* in the copy's tags)
  *                                 and the text of {http2}, {hpack}, {embed} in its Go paths
@@ -111,6 +117,7 @@ enum gospan_limits {
 #define GO_POINTER(path) GOSPAN_TAG("gospan:pointer=" path)
 #define GO_NEEDS(...) GOSPAN_TAG("gospan:needs=" #__VA_ARGS__)
 #define GO_UNCATALOGUED GOSPAN_TAG("gospan:uncatalogued")
+#define GO_RTYPE GOSPAN_TAG("gospan:rtype")
 #define GO_COPY(name, http2, hpack, embed) GOSPAN_TAG("gospan:copy=" #name ";" http2 ";" hpack ";" embed)
 
 /*
@@ -218,28 +225,17 @@ struct go_offsets {
 	__s32 header_field_size GO_SIZE(XNET_HPACK "HeaderField") NEEDS_TRANSPORT;
 	__s32 header_field_name GO_MEMBER(XNET_HPACK "HeaderField Name") NEEDS_TRANSPORT;
 	__s32 header_field_value GO_MEMBER(XNET_HPACK "HeaderField Value") NEEDS_TRANSPORT;
-	/* Socket identity (optional: without it events carry no 4-tuple). net.TCPConn.conn.fd *netFD
-	 * (net tcpsock.go, net.go), netFD.pfd.Sysfd int (fd_posix.go, internal/poll fd_unix.go) */
-	__s32 tcp_conn_fd GO_MEMBER("net.TCPConn conn net.conn fd");
+	/* The socket behind a net.Conn: struct binary.conn_types (from the runtime type information) leads
+	 * to the *net.netFD; its netFD.pfd.Sysfd int (net fd_posix.go, internal/poll fd_unix.go) is the fd.
+	 * Optional: without it events carry no socket. */
 	__s32 net_fd_sysfd GO_MEMBER("net.netFD pfd internal/poll.FD Sysfd");
-	/* crypto/tls.Conn.conn net.Conn (conn.go) */
-	__s32 tls_conn_conn GO_MEMBER("crypto/tls.Conn conn");
-	/* grpc credentials syscallConn's embedded net.Conn */
-	__s32 syscall_conn_conn GO_MEMBER("google.golang.org/grpc/internal/credentials.syscallConn Conn");
-	/* x/net http2/h2c bufConn's embedded net.Conn (ServeHTTP over h2c: the hijacked connection) */
-	__s32 h2c_buf_conn_conn GO_MEMBER("golang.org/x/net/http2/h2c.bufConn Conn") GO_UNCATALOGUED;
-	__u8 _pad_itabs[4];        /* pads the itab addresses to 8 */
-	/* Link-time addresses of the net.Conn itabs (go:itab.*net.TCPConn,net.Conn, ...);
-	 * 0 unknown. Position-dependent binaries only: a PIE's itabs move with its base. */
-	__u64 itab_tcp_conn GO_ITAB("*net.TCPConn,net.Conn");
-	__u64 itab_tls_conn GO_ITAB("*crypto/tls.Conn,net.Conn");
-	__u64 itab_syscall_conn GO_ITAB("*google.golang.org/grpc/internal/credentials.syscallConn,net.Conn");
-	__u64 itab_h2c_buf_conn GO_ITAB("*golang.org/x/net/http2/h2c.bufConn,net.Conn");
-	/* The ServeHTTP path, per HTTP/2 server copy. */
+	__u8 _pad_socket[4]; /* keeps struct go_offsets a multiple of 8 bytes */
+	/* The ServeHTTP path, per HTTP/2 server copy. In the offsets catalog: x/net's copy keyed by the
+	 * golang.org/x/net version, net/http's by the Go version, their argument locations too. */
 	struct http_server_offsets xnet /* golang.org/x/net/http2 */
-		GO_COPY(XNET, XNET_HTTP2, XNET_HPACK, "") GO_UNCATALOGUED;
+		GO_COPY(XNET, XNET_HTTP2, XNET_HPACK, "");
 	struct http_server_offsets nethttp /* net/http's bundled http2 (Go src/net/http/h2_bundle.go) */
-		GO_COPY(NETHTTP, "net/http.http2", "vendor/" XNET_HPACK, "http2") GO_UNCATALOGUED;
+		GO_COPY(NETHTTP, "net/http.http2", "vendor/" XNET_HPACK, "http2");
 
 	/* In-process propagation (propagation.bpf.h; docs/propagation.md §1, §2, §6 for the layouts by
 	 * grpc-go and Go version). DWARF or the offsets catalog, like the members above. */
@@ -248,12 +244,12 @@ struct go_offsets {
 	 * *http2Server, or a *serverHandlerTransport whose streams have id 0), the stream */
 	struct go_loc handle_stream_t GO_ARG(PROBE_SERVER_HANDLE_STREAM, "t", 1);
 	struct go_loc handle_stream_stream GO_ARG(PROBE_SERVER_HANDLE_STREAM, "stream", 0);
-	/* transport.Stream.id uint32, .ctx context.Context: every grpc-go; since v1.69 inside
+	/* transport.Stream.id uint32, .ctx context.Context (the client stream's, where the ctx walk
+	 * starts): every grpc-go; since v1.69 inside
 	 * ServerStream and ClientStream, as an embedded *Stream (v1.69-v1.76) or Stream (v1.77+) */
 	__s32 stream_id GO_MEMBER(GRPC_TRANSPORT "Stream id")
 		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM);
-	__s32 stream_ctx GO_MEMBER(GRPC_TRANSPORT "Stream ctx")
-		GO_NEEDS(PROBE_SERVER_HANDLE_STREAM, PROBE_HTTP2_CLIENT_NEW_STREAM);
+	__s32 stream_ctx GO_MEMBER(GRPC_TRANSPORT "Stream ctx") GO_NEEDS(PROBE_HTTP2_CLIENT_NEW_STREAM);
 	__s32 server_stream_stream GO_MEMBER(GRPC_TRANSPORT "ServerStream Stream");
 	__s32 server_stream_stream_ptr GO_POINTER(GRPC_TRANSPORT "ServerStream Stream");
 	__s32 client_stream_stream GO_MEMBER(GRPC_TRANSPORT "ClientStream Stream");
@@ -271,30 +267,84 @@ struct go_offsets {
 	 * parents, a missing one only fewer). */
 	__s32 g_goid GO_MEMBER("runtime.g goid") GO_UNCATALOGUED;
 	__s32 g_parent_goid GO_MEMBER("runtime.g parentGoid") GO_UNCATALOGUED;
-	__u8 _pad_propagation[4];
+	/* context.valueCtx.val any (Go src/context/context.go: {Context, key, val any}): the ctx walk
+	 * looks for the node whose val is a server stream, the one grpc-go's
+	 * NewContextWithServerTransportStream wraps every handler's ctx in (server.go). DWARF, or the
+	 * runtime type information of a stripped binary (*context.valueCtx implements Context: its itab
+	 * leads there) */
+	__s32 value_ctx_val GO_MEMBER("context.valueCtx val") GO_NEEDS(PROBE_HTTP2_CLIENT_NEW_STREAM)
+		GO_UNCATALOGUED GO_RTYPE;
 };
-_Static_assert(sizeof(struct go_offsets) == 184 + 2 * 128 + 64, "struct go_offsets is 504 bytes");
+_Static_assert(sizeof(struct go_offsets) == 136 + 2 * 128 + 64, "struct go_offsets is 456 bytes");
+
+/* How a connection type leads to its socket (struct conn_type.kind). */
+enum conn_kind {
+	CONN_UNUSED = 0,    /* a free entry */
+	CONN_SOCKET = 1,    /* the struct holds the *net.netFD at `offset` (*net.TCPConn, *net.UnixConn: net.conn.fd) */
+	CONN_INTERFACE = 2, /* the struct holds a net.Conn (or wider) interface value at `offset`: a wrapper
+			     * (crypto/tls.Conn.conn, grpc's syscallConn, cmux's MuxConn, h2c's bufConn ...) */
+	CONN_POINTER = 3,   /* the struct holds a pointer at `offset` to a struct described by entry `next` */
+};
+
+/*
+ * One connection type of a binary: what a net.Conn whose itab is `itab` holds, and where. Computed by
+ * user space from the binary's runtime type information (io.gospan.offsets.resolve.ConnTypes: the
+ * concrete types of its itabs for net.Conn and wider interfaces, each struct's fields), so any wrapper
+ * is unwrapped, stripped binary or not.
+ */
+struct conn_type {
+	__u64 itab;    /* link-time address of the itab; 0: an entry reached only through a CONN_POINTER */
+	__s32 offset;  /* bytes from the start of the struct the interface's data word points to */
+	__u8 kind;     /* enum conn_kind */
+	__u8 next;     /* CONN_POINTER: the index of the pointee's entry */
+	__u8 _pad[2];
+};
+_Static_assert(sizeof(struct conn_type) == 16, "struct conn_type is 16 bytes");
 
 /* A slot of the `binaries` map: a traced binary's offsets, found by the uprobe's attach cookie. */
 struct binary {
 	struct exe_key exe;
 	__u64 generation; /* the cookie's upper 32 bits; 0: the slot is free */
-	/* The read-only PT_LOAD segment [start, end) of a position-dependent (ET_EXEC) binary, where
-	 * its string literals are; 0, 0 for a PIE (its addresses move) or when unknown. */
+	/* The read-only PT_LOAD segment [start, end) of the binary, where its string literals are, at
+	 * link-time addresses; 0, 0 when unknown. */
 	__u64 rodata_start;
 	__u64 rodata_end;
-	/* Header names found in that segment, by address: written by the probes (headers.bpf.h,
-	 * name_cache_entry); user space writes zeros. */
+	/* A position-independent executable (`pie` 1) is mapped at its link-time addresses plus a load
+	 * bias chosen per process: the bias is mm->start_code (the executable PT_LOAD's address, as
+	 * the kernel's ELF loader sets it) minus `text_start` (that segment's link-time p_vaddr). Every
+	 * itab and read-only data address is compared after subtracting it. 0 for a position-dependent
+	 * binary. */
+	__u64 text_start;
+	__u8 pie;
+	__u8 conn_type_count; /* conn_types[] in use */
+	__u8 _pad[6];
+	/* Header names found in the read-only data, by link-time address: written by the probes
+	 * (headers.bpf.h, name_cache_entry); user space writes zeros. */
 	__u64 name_cache[GOSPAN_NAME_CACHE_SLOTS];
+	struct conn_type conn_types[GOSPAN_CONN_TYPES];
 	struct go_offsets offsets;
 };
-_Static_assert(sizeof(struct binary) == 40 + 8 * GOSPAN_NAME_CACHE_SLOTS + 504, "struct binary is 800 bytes");
+_Static_assert(sizeof(struct binary) == 56 + 8 * GOSPAN_NAME_CACHE_SLOTS + 16 * GOSPAN_CONN_TYPES + 456,
+	       "struct binary is 1280 bytes");
 
 enum header_event_flags {
 	EVENT_END_STREAM = 1 << 0,       /* writeHeader endStream / END_STREAM frame flag */
 	EVENT_CONN_UNKNOWN = 1 << 1,     /* the connection (conn_id; on a stream's start, its socket) could not be identified */
 	EVENT_FIELDS_TRUNCATED = 1 << 2, /* more wanted fields than slots, or more fields than scanned */
 	EVENT_READ_FAILED = 1 << 3,      /* some user memory could not be read */
+	EVENT_SOCKET_PATH = 1 << 4,      /* a unix domain socket's path follows the fields (struct socket_path) */
+};
+
+/* Why a stream's start carries no socket (struct header_event.conn_status). */
+enum conn_status {
+	CONN_OK = 0,                 /* identified, or not asked (not a stream's start) */
+	CONN_NO_TYPES = 1,           /* the binary's conn_types table is empty (no runtime type information) */
+	CONN_UNKNOWN_TYPE = 2,       /* the net.Conn's dynamic type is not in the binary's conn_types table */
+	CONN_TOO_DEEP = 3,           /* more than GOSPAN_MAX_CONN_WRAPS wrappers */
+	CONN_READ_FAILED = 4,        /* a user or kernel read failed, or a nil connection */
+	CONN_NOT_SOCKET = 5,         /* the fd is closed, or not a socket */
+	CONN_OTHER_FAMILY = 6,       /* a socket neither AF_INET, AF_INET6 nor AF_UNIX */
+	CONN_NO_LOAD_BIAS = 7,       /* a PIE whose load bias could not be read */
 };
 
 enum header_field_flags {
@@ -330,19 +380,37 @@ struct header_event {
 	__u8 flags;      /* enum header_event_flags */
 	__u8 field_count; /* fields[] used */
 	__s32 fd;        /* socket fd of the connection in pid; -1 unknown */
-	__u16 family;    /* AF_INET, AF_INET6; 0 unknown, or not read: only a stream's start has the socket */
-	__u16 local_port;  /* host byte order */
-	__u16 remote_port; /* host byte order */
+	__u16 family;    /* AF_INET, AF_INET6, AF_UNIX; 0 unknown, or not read: only a stream's start has the socket */
+	__u16 local_port;  /* host byte order; 0 for AF_UNIX */
+	__u16 remote_port; /* host byte order; 0 for AF_UNIX */
 	__u8 fields_total; /* header fields in the block (capped at 255), captured or not */
-	__u8 _pad0[5];     /* pads local_addr to 8 */
-	__u8 local_addr[16];  /* IPv4 in the first 4 bytes, or IPv6; network byte order */
+	__u8 conn_status;  /* enum conn_status: why a stream's start has no socket */
+	__u8 _pad0[4];     /* pads local_addr to 8 */
+	/* AF_INET: IPv4 in the first 4 bytes; AF_INET6: IPv6; network byte order. AF_UNIX: the socket's
+	 * inode number (a __u64, host byte order) in the first 8 bytes, local: this end's, remote: the
+	 * peer's (`ls -l /proc/<pid>/fd` shows socket:[inode]); the two ends of a connection mirror
+	 * each other as a TCP 4-tuple does. */
+	__u8 local_addr[16];
 	__u8 remote_addr[16];
 	/* The task's executable: user space finds the binary of a process that exited before it
 	 * could read /proc/<pid> (a short-lived process of a known binary). */
 	struct exe_key exe;
-	struct header_field fields[GOSPAN_MAX_FIELDS];
+	/* field_count fields are sent, then, with EVENT_SOCKET_PATH, one struct socket_path; the last
+	 * slot is where the probe writes it before send() moves it behind the fields. */
+	struct header_field fields[GOSPAN_MAX_FIELDS + 1];
 };
-_Static_assert(sizeof(struct header_event) == 96 + GOSPAN_MAX_FIELDS * 128, "struct header_event is 1376 bytes");
+_Static_assert(sizeof(struct header_event) == 96 + (GOSPAN_MAX_FIELDS + 1) * 128, "struct header_event is 1504 bytes");
+
+/* A unix domain socket's path (sockaddr_un.sun_path), laid out as a struct header_field: the bound
+ * name of this end (`peer` 0) or, when this end is unnamed (a client), of the peer (`peer` 1). An
+ * abstract name starts with a NUL byte. */
+struct socket_path {
+	__u8 peer;
+	__u8 _pad;
+	__u16 len;       /* bytes of path[] used */
+	char path[124];  /* UNIX_PATH_MAX (108) fits */
+};
+_Static_assert(sizeof(struct socket_path) == sizeof(struct header_field), "struct socket_path is a header_field slot");
 
 /* How the parent of a client stream was found (struct stream_parent_event.via). */
 enum stream_parent_via {
@@ -372,12 +440,12 @@ struct stream_parent_event {
 };
 _Static_assert(sizeof(struct stream_parent_event) == 64, "struct stream_parent_event is 64 bytes");
 
-/* Keys of the propagation maps (ctx_streams, g_streams): a context node's data pointer or a goroutine
+/* Keys of the propagation maps (ctx_streams, g_streams): a server stream's address or a goroutine
  * id, within one process. */
 struct stream_key {
 	__u32 tgid;
 	__u32 _pad;
-	__u64 id; /* ctx_streams: the context's data word; g_streams: the goid */
+	__u64 id; /* ctx_streams: the *transport.Stream / *ServerStream handleStream got; g_streams: the goid */
 };
 _Static_assert(sizeof(struct stream_key) == 16, "struct stream_key is 16 bytes");
 
@@ -386,10 +454,9 @@ struct server_stream_ref {
 	__u64 conn_id;   /* http2Server.conn's data pointer */
 	__u32 stream_id;
 	__u32 _pad;
-	/* ctx_streams: the context node's parent data word when it was stored. A node freed with its
-	 * stream and its memory reused for another context node (whose parent differs) is then not
-	 * taken for the server stream's. g_streams: 0 (goroutine ids are never reused). */
-	__u64 fingerprint;
+	/* ctx_streams: the transport.Stream (inside a ServerStream since v1.69) whose ctx a match is
+	 * checked against: the valueCtx that holds the stream has that ctx as its parent. g_streams: 0 */
+	__u64 stream;
 };
 _Static_assert(sizeof(struct server_stream_ref) == 24, "struct server_stream_ref is 24 bytes");
 
@@ -437,6 +504,9 @@ struct gospan_contract {
 	enum gospan_side side;
 	enum go_loc_kind loc_kind;
 	enum stream_parent_via via;
+	struct socket_path socket_path;
+	enum conn_kind conn_kind;
+	enum conn_status conn_status;
 };
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

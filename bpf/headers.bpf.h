@@ -51,9 +51,10 @@ static __always_inline struct frame_offs server_frame_offs(const struct http_ser
  * Header names in a binary's read-only data are known by their address. grpc-go's own header
  * names are string literals, and so are the names hpack decodes through its static table
  * (:path, :authority, user-agent...): their bytes sit in the binary's read-only PT_LOAD segment,
- * which never changes and is at the same address in every process of a position-dependent
- * binary. So a name there is read and looked up once per binary, then found in its slot's
- * `name_cache` by address: no bpf_probe_read_user, no hash lookup. Names elsewhere (the heap:
+ * which never changes and is at the same link-time address in every process of the binary (a PIE's
+ * runtime address minus its load bias). So a name there is read and looked up once per binary, then
+ * found in its slot's `name_cache` by link-time address: no bpf_probe_read_user, no hash lookup.
+ * Names elsewhere (the heap:
  * hpack's dynamic table, metadata keys) are read each time.
  *
  * An entry is one u64, (address << 13) | (length << 8) | id, written and read whole, so CPUs
@@ -66,7 +67,8 @@ static __always_inline __u64 name_cache_value(__u64 ptr, __u64 len, __u64 id)
 	return (ptr << 13) | (len << 8) | id;
 }
 
-/* The cache entry for a name at [ptr, ptr + len), or NULL when it is not in read-only data. */
+/* The cache entry for a name at link-time address [ptr, ptr + len), or NULL when it is not in
+ * read-only data. */
 static __always_inline __u64 *name_cache_entry(struct binary *bin, __u64 ptr, __u64 len)
 {
 	/* < 2^50: the entry keeps the address whole */
@@ -78,20 +80,22 @@ static __always_inline __u64 *name_cache_entry(struct binary *bin, __u64 ptr, __
 /*
  * The id of the header name at [ptr, ptr + len) (0 < len < GOSPAN_NAME_LEN) in `header_names`,
  * or NAME_NOT_WANTED: from the binary's name cache, or read and looked up (then cached when in
- * read-only data). A function of its own (a BPF-to-BPF call): the verifier then sees one result
- * in the caller's loop instead of one state per path through the cache, which multiplied its
- * work by four.
+ * read-only data). `ptr` is the process's address, `bias` its load bias (the cache is keyed by
+ * link-time address). A global function, verified once on its own: the caller's loop sees one
+ * unknown result instead of one state per path through the cache (a static function of its own
+ * was re-verified per call with the caller's `bias`, four times the work of the whole program).
  */
-static __noinline __u8 name_id_of(struct binary *bin, __u64 ptr, __u64 len)
+__noinline __u8 name_id_of(struct binary *bin, __u64 ptr, __u64 len, __u64 bias)
 {
 	char name[GOSPAN_NAME_LEN] = {};
 	__u8 name_id = NAME_NOT_WANTED;
-	__u64 *cached = name_cache_entry(bin, ptr, len);
+	__u64 linked = ptr - bias; /* the link-time address: the same in every process of a PIE */
+	__u64 *cached = bias == NO_LOAD_BIAS ? NULL : name_cache_entry(bin, linked, len);
 
 	if (cached) {
 		__u64 entry = *(volatile __u64 *)cached; /* one load: another CPU may replace it */
 
-		if (entry == name_cache_value(ptr, len, entry & 0xff))
+		if (entry == name_cache_value(linked, len, entry & 0xff))
 			return entry & 0xff;
 	}
 	VERIFIER_CLAMP(len, 31); /* GOSPAN_NAME_LEN - 1 */
@@ -102,7 +106,7 @@ static __noinline __u8 name_id_of(struct binary *bin, __u64 ptr, __u64 len)
 	if (id)
 		name_id = *id;
 	if (cached)
-		*cached = name_cache_value(ptr, len, name_id);
+		*cached = name_cache_value(linked, len, name_id);
 	return name_id;
 }
 
@@ -137,6 +141,8 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 	struct fields_buf *buf = bpf_map_lookup_elem(&fields_scratch, &zero);
 	__u64 hf_size = off->hf_size;
 	__u64 bytes;
+	/* names in read-only data are cached by link-time address: a PIE's move with its load bias */
+	__u64 bias = load_bias(bin);
 
 	e->fields_total = n < 0 ? 0 : n > 255 ? 255 : n;
 	e->field_count = 0;
@@ -171,7 +177,7 @@ static __always_inline void read_fields(enum gospan_probe probe, const struct fr
 		__builtin_memcpy(&s, &buf->bytes[at], sizeof(s));
 		if (s.len <= 0 || s.len >= GOSPAN_NAME_LEN || !(lengths & (1u << s.len)))
 			continue;
-		__u8 name_id = name_id_of(bin, s.ptr, s.len);
+		__u8 name_id = name_id_of(bin, s.ptr, s.len, bias);
 
 		if (name_id == NAME_NOT_WANTED)
 			continue;
@@ -252,6 +258,7 @@ static __always_inline void init_event(struct header_event *e, enum gospan_probe
 	e->local_port = 0;
 	e->remote_port = 0;
 	e->fields_total = 0;
+	e->conn_status = CONN_OK;
 	__builtin_memset(e->_pad0, 0, sizeof(e->_pad0));
 	__builtin_memset(e->local_addr, 0, sizeof(e->local_addr));
 	__builtin_memset(e->remote_addr, 0, sizeof(e->remote_addr));
@@ -288,19 +295,26 @@ static __always_inline __u64 wakeup_flags(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
-/* Bytes of a record in use: the fixed part and field_count fields. */
-static __always_inline __u64 event_size(const struct header_event *e)
+/* Bytes of a record in use: the fixed part, field_count fields and, with EVENT_SOCKET_PATH, the
+ * struct socket_path read_conn left in the last slot, moved right behind them. */
+static __always_inline __u64 event_size(struct header_event *e)
 {
 	__u64 n = e->field_count > GOSPAN_MAX_FIELDS ? GOSPAN_MAX_FIELDS : e->field_count;
+
+	if (e->flags & EVENT_SOCKET_PATH) {
+		if (n < GOSPAN_MAX_FIELDS)
+			__builtin_memcpy(&e->fields[n], &e->fields[GOSPAN_MAX_FIELDS], sizeof(struct header_field));
+		n++;
+	}
 	__u64 size = offsetof(struct header_event, fields) + n * sizeof(struct header_field);
 
 	/* clang computes it as (n << 7) | 96, whose bound the verifier overestimates */
-	VERIFIER_CLAMP(size, 1376); /* sizeof(struct header_event) */
+	VERIFIER_CLAMP(size, 1504); /* sizeof(struct header_event) */
 	return size;
 }
 
 /* Copies the used part of a record to `events`. */
-static __always_inline void send(enum gospan_probe probe, const struct header_event *e)
+static __always_inline void send(enum gospan_probe probe, struct header_event *e)
 {
 	if (bpf_ringbuf_output(&events, (void *)e, event_size(e), wakeup_flags()))
 		count(probe, COUNTER_RING_BUFFER_FULL);
@@ -402,7 +416,7 @@ static __always_inline int headers_frame_event(struct pt_regs *ctx, enum gospan_
 		}
 		bpf_map_update_elem(&grpc_server_streams, &k, &one, BPF_ANY);
 	}
-	read_conn(probe, off, t + conn_off, NULL, side == SIDE_SERVER, e);
+	read_conn(probe, bin, t + conn_off, NULL, side == SIDE_SERVER, e);
 	send(probe, e);
 	return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The traced process, for grpc.bpf.c (included once, after its maps): the binary a probe hit
- * belongs to (attach cookie, else the task's executable), the connection's socket 4-tuple, and
- * the exec notices discovery uses.
+ * belongs to (attach cookie, else the task's executable) and its PIE load bias, the connection
+ * followed through the binary's connection types to its socket (a TCP 4-tuple, or a unix domain
+ * socket's inodes and path), and the exec notices discovery uses.
  */
 #ifndef GOSPAN_PROCESS_BPF_H
 #define GOSPAN_PROCESS_BPF_H
@@ -97,6 +98,159 @@ struct go_iface {
 	__u64 data;
 };
 
+#define AF_UNIX 1
+#define UNIX_PATH_MAX 108
+/* load_bias(): the bias could not be read */
+#define NO_LOAD_BIAS (~0ULL)
+
+/*
+ * The load bias of the current process's executable, `bin`: 0 for a position-dependent binary; for a
+ * PIE, mm->start_code (where the kernel's ELF loader put the executable PT_LOAD: its p_vaddr plus the
+ * bias) minus its link-time p_vaddr; NO_LOAD_BIAS when it cannot be read. A global function: its
+ * callers see one unknown result (a constant 0 on one path and a read value on another made the
+ * verifier walk the header loop once for each, four times the work).
+ */
+__noinline __u64 load_bias(const struct binary *bin)
+{
+	__u64 start_code = 0;
+
+	if (!bin)
+		return NO_LOAD_BIAS;
+	if (!bin->pie)
+		return 0;
+	if (HAVE_BTF_TASK) {
+		struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+
+		if (mm)
+			start_code = mm->start_code;
+	} else {
+		start_code = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm, start_code);
+	}
+	return start_code ? start_code - bin->text_start : NO_LOAD_BIAS;
+}
+
+/*
+ * The index in bin->conn_types of the entry for itab `tab` (a link-time address), or -1. A global
+ * function: the verifier checks it once, on its own, and its callers see one unknown result, not
+ * one state per entry it may return (inlined, the walk in read_conn tripled the object's
+ * verification time).
+ */
+__noinline int conn_type_index(const struct binary *bin, __u64 tab)
+{
+	__u32 n;
+
+	if (!bin || !tab)
+		return -1;
+	n = bin->conn_type_count;
+	for (int i = 0; i < GOSPAN_CONN_TYPES; i++) {
+		if (i >= n)
+			break;
+		if (bin->conn_types[i].itab == tab)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The fd of the connection whose interface words are {tab (link-time), data}: the walk through
+ * bin->conn_types, each interface's itab compared less `bias`. The fd (>= 0), or minus an enum
+ * conn_status. A global function, verified once on its own: inlined, its paths multiplied the
+ * verifier's work on everything after it.
+ */
+__noinline __s64 conn_fd(const struct binary *bin, __u64 tab, __u64 data, __u64 bias)
+{
+	struct go_iface conn = {};
+	__s64 sysfd = -1;
+	int idx;
+
+	if (!bin)
+		return -CONN_NO_TYPES;
+	idx = conn_type_index(bin, tab);
+	for (int i = 0; i < GOSPAN_MAX_CONN_WRAPS; i++) {
+		const struct conn_type *ct;
+		__u64 at;
+
+		if (idx < 0)
+			return -CONN_UNKNOWN_TYPE;
+		ct = &bin->conn_types[idx & (GOSPAN_CONN_TYPES - 1)];
+		at = data + ct->offset;
+		if (ct->kind == CONN_SOCKET) {
+			__u64 netfd = 0;
+
+			if (bin->offsets.net_fd_sysfd < 0 || read_u64(&netfd, at) || !netfd ||
+			    bpf_probe_read_user(&sysfd, sizeof(sysfd), (void *)(netfd + bin->offsets.net_fd_sysfd)))
+				return -CONN_READ_FAILED;
+			return sysfd < 0 || sysfd > 0x7fffffff ? -CONN_NOT_SOCKET : sysfd;
+		}
+		if (ct->kind == CONN_INTERFACE) {
+			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)at) || !conn.data)
+				return -CONN_READ_FAILED;
+			data = conn.data;
+			idx = conn_type_index(bin, conn.tab - bias);
+			continue;
+		}
+		if (ct->kind == CONN_POINTER) {
+			if (read_u64(&data, at) || !data)
+				return -CONN_READ_FAILED;
+			idx = ct->next;
+			continue;
+		}
+		return -CONN_UNKNOWN_TYPE;
+	}
+	return -CONN_TOO_DEEP;
+}
+
+/*
+ * A unix domain socket: the inode numbers of this end (`file`'s) and of its peer in local_addr and
+ * remote_addr, and the path of this end, or of the peer when this one is unnamed (a client's), as a
+ * struct socket_path in the event's last slot (send() moves it behind the fields). Reads through
+ * BPF_CORE_READ: struct unix_sock is af_unix's (net/unix/af_unix.c, include/net/af_unix.h), read only
+ * on a unix stream's start. 0 on success.
+ */
+static __always_inline int read_unix(struct header_event *e, struct file *file, struct sock *sk)
+{
+	struct unix_sock *u = (struct unix_sock *)sk;
+	struct unix_address *addr;
+	struct sock *peer;
+	struct socket_path *p = (struct socket_path *)&e->fields[GOSPAN_MAX_FIELDS];
+	__u64 local = 0, remote = 0;
+	int len = 0;
+
+	if (!bpf_core_type_exists(struct unix_sock))
+		return -1;
+	local = BPF_CORE_READ(file, f_inode, i_ino);
+	peer = BPF_CORE_READ(u, peer);
+	if (peer)
+		remote = BPF_CORE_READ(peer, sk_socket, file, f_inode, i_ino);
+	if (!local)
+		return -1;
+	__builtin_memcpy(e->local_addr, &local, sizeof(local));
+	__builtin_memcpy(e->remote_addr, &remote, sizeof(remote));
+	p->peer = 0;
+	addr = BPF_CORE_READ(u, addr);
+	if (!addr && peer) {
+		p->peer = 1;
+		addr = BPF_CORE_READ((struct unix_sock *)peer, addr);
+	}
+	if (addr) {
+		/* len counts sun_family (2 bytes) and the path */
+		len = BPF_CORE_READ(addr, len) - 2;
+		if (len > UNIX_PATH_MAX)
+			len = UNIX_PATH_MAX;
+		if (len > 0) {
+			__u32 n = len;
+
+			VERIFIER_CLAMP(n, 108); /* UNIX_PATH_MAX */
+			if (n == 0 || bpf_probe_read_kernel(p->path, n, addr->name[0].sun_path))
+				n = 0;
+			p->len = n;
+			if (n)
+				e->flags |= EVENT_SOCKET_PATH;
+		}
+	}
+	return 0;
+}
+
 /* The socket 4-tuple of e->fd, through BTF pointers (kernel >= 6.2). */
 static __always_inline void read_socket_btf(struct header_event *e)
 {
@@ -107,15 +261,16 @@ static __always_inline void read_socket_btf(struct header_event *e)
 	struct sock *sk;
 	__u16 family;
 
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[e->fd]) || !file)
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[e->fd]) || !file) {
+		e->conn_status = CONN_NOT_SOCKET;
 		return;
+	}
 	file = bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
 	sock = bpf_rdonly_cast(file->private_data, bpf_core_type_id_kernel(struct socket));
-	if (!sock)
+	if (!sock || !(sk = sock->sk)) {
+		e->conn_status = CONN_NOT_SOCKET;
 		return;
-	sk = sock->sk;
-	if (!sk)
-		return;
+	}
 	family = sk->__sk_common.skc_family;
 	if (family == AF_INET) {
 		__u32 local = sk->__sk_common.skc_rcv_saddr, remote = sk->__sk_common.skc_daddr;
@@ -127,34 +282,46 @@ static __always_inline void read_socket_btf(struct header_event *e)
 
 		__builtin_memcpy(e->local_addr, &local, sizeof(local));
 		__builtin_memcpy(e->remote_addr, &remote, sizeof(remote));
+	} else if (family == AF_UNIX) {
+		if (read_unix(e, file, sk)) {
+			e->conn_status = CONN_READ_FAILED;
+			return;
+		}
 	} else {
+		e->conn_status = CONN_OTHER_FAMILY;
 		return;
 	}
 	e->family = family;
-	e->local_port = sk->__sk_common.skc_num;
-	e->remote_port = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (family != AF_UNIX) {
+		e->local_port = sk->__sk_common.skc_num;
+		e->remote_port = bpf_ntohs(sk->__sk_common.skc_dport);
+	}
 	e->flags &= ~EVENT_CONN_UNKNOWN;
 }
 
 /*
  * Fills conn_id, fd and the socket addresses of `e` from a net.Conn interface stored at
- * `iface_addr`, or already read (`known`, else NULL). conn_id is the outermost data pointer
- * (the same object on the write and read paths of one connection); the fd is found by
- * unwrapping grpc's syscallConn and crypto/tls.Conn down to *net.TCPConn.
+ * `iface_addr`, or already read (`known`, else NULL), in a process running `bin`. conn_id is the
+ * outermost data pointer (the same object on the write and read paths of one connection); the fd is
+ * found by following the binary's connection types (struct binary.conn_types: grpc's syscallConn,
+ * crypto/tls.Conn, cmux's MuxConn, h2c's bufConn, any wrapper) down to the type holding the
+ * *net.netFD (*net.TCPConn, *net.UnixConn), each interface's itab compared at its link-time address
+ * (minus the load bias of a PIE).
  *
  * Only a stream's start needs the socket (`with_socket`): user space keys a stream by (pid,
  * conn_id, stream id) and keeps the start's 4-tuple, so the other events of the stream carry
- * conn_id alone (family 0). The socket is three user reads and the kernel's file, socket and
+ * conn_id alone (family 0). The socket is a few user reads and the kernel's file, socket and
  * sock, all hot (the goroutine has just used the socket); it is read on every start rather than
  * cached per connection, so the 4-tuple is always the socket's current one (what a cache would
- * save: docs/benchmarks.md).
+ * save: docs/benchmarks.md). A start whose socket is not found says why in e->conn_status (and
+ * counts COUNTER_UNKNOWN_ITAB).
  */
-static __always_inline void read_conn(enum gospan_probe probe, const struct go_offsets *off,
-				      __u64 iface_addr, const struct go_iface *known, int with_socket,
-				      struct header_event *e)
+static __always_inline void read_conn(enum gospan_probe probe, const struct binary *bin, __u64 iface_addr,
+				      const struct go_iface *known, int with_socket, struct header_event *e)
 {
 	struct go_iface conn = {};
 	__s64 sysfd = -1;
+	__u64 bias;
 
 	if (!with_socket) {
 		if (known)
@@ -168,49 +335,35 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct go_o
 		return;
 	}
 	e->flags |= EVENT_CONN_UNKNOWN;
+	e->conn_status = CONN_READ_FAILED;
 	if (known)
 		conn = *known;
 	else if (bpf_probe_read_user(&conn, sizeof(conn), (void *)iface_addr))
-		return;
+		goto unknown;
 	if (!conn.data)
-		return;
+		goto unknown;
 	e->conn_id = conn.data;
-
-	for (int i = 0; i < GOSPAN_MAX_CONN_WRAPS; i++) {
-		if (conn.tab == off->itab_tcp_conn && off->itab_tcp_conn) {
-			__u64 netfd = 0;
-
-			if (read_u64(&netfd, conn.data + off->tcp_conn_fd) || !netfd ||
-			    bpf_probe_read_user(&sysfd, sizeof(sysfd), (void *)(netfd + off->net_fd_sysfd)))
-				sysfd = -1;
-			break;
-		}
-		if (conn.tab == off->itab_tls_conn && off->itab_tls_conn) {
-			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)(conn.data + off->tls_conn_conn)))
-				break;
-			continue;
-		}
-		if (conn.tab == off->itab_syscall_conn && off->itab_syscall_conn) {
-			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)(conn.data + off->syscall_conn_conn)))
-				break;
-			continue;
-		}
-		if (conn.tab == off->itab_h2c_buf_conn && off->itab_h2c_buf_conn && off->h2c_buf_conn_conn >= 0) {
-			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)(conn.data + off->h2c_buf_conn_conn)))
-				break;
-			continue;
-		}
-		count(probe, COUNTER_UNKNOWN_ITAB);
-		break;
+	if (!bin->conn_type_count) {
+		e->conn_status = CONN_NO_TYPES;
+		goto unknown;
 	}
-	if (sysfd < 0 || sysfd > 0x7fffffff)
-		return;
+	bias = load_bias(bin);
+	if (bias == NO_LOAD_BIAS) {
+		e->conn_status = CONN_NO_LOAD_BIAS;
+		goto unknown;
+	}
+	sysfd = conn_fd(bin, conn.tab - bias, conn.data, bias);
+	e->conn_status = sysfd < 0 ? (__u8)-sysfd : CONN_OK;
+	if (e->conn_status != CONN_OK)
+		goto unknown;
 	e->fd = (__s32)sysfd;
 
 	/* fd -> struct file -> struct socket -> struct sock, in the kernel: the 4-tuple as it
 	 * is now, with no race against a process that exits or reuses the fd number. */
 	if (HAVE_BTF_TASK && HAVE_RDONLY_CAST) {
 		read_socket_btf(e);
+		if (e->conn_status != CONN_OK)
+			goto unknown;
 		return;
 	}
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -220,14 +373,15 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct go_o
 	struct sock *sk;
 	__u16 family;
 
+	e->conn_status = CONN_NOT_SOCKET;
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[e->fd]) || !file)
-		return;
+		goto unknown;
 	sock = BPF_CORE_READ(file, private_data);
 	if (!sock)
-		return;
+		goto unknown;
 	sk = BPF_CORE_READ(sock, sk);
 	if (!sk)
-		return;
+		goto unknown;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	/* Read into typed locals: BPF_CORE_READ_INTO copies sizeof(*dst), one byte for a
 	 * __u8 array. */
@@ -245,13 +399,25 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct go_o
 		BPF_CORE_READ_INTO(&remote, sk, __sk_common.skc_v6_daddr);
 		__builtin_memcpy(e->local_addr, &local, sizeof(local));
 		__builtin_memcpy(e->remote_addr, &remote, sizeof(remote));
+	} else if (family == AF_UNIX) {
+		if (read_unix(e, file, sk)) {
+			e->conn_status = CONN_READ_FAILED;
+			goto unknown;
+		}
 	} else {
-		return;
+		e->conn_status = CONN_OTHER_FAMILY;
+		goto unknown;
 	}
 	e->family = family;
-	e->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
-	e->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (family != AF_UNIX) {
+		e->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		e->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	}
+	e->conn_status = CONN_OK;
 	e->flags &= ~EVENT_CONN_UNKNOWN;
+	return;
+unknown:
+	count(probe, COUNTER_UNKNOWN_ITAB);
 }
 
 

@@ -5,16 +5,31 @@
  *
  * - grpc (*Server).handleStream, entry: runs in the goroutine that runs the stream's handler
  *   (every grpc-go v1.30-v1.85, stream workers included). It records the server stream
- *   (conn_id, stream id) under that goroutine's id (g_streams) and under the data word of the
- *   stream's ctx (ctx_streams), the node every ctx the handler is given descends from. No record
- *   is sent and nothing is deleted later (no probe at the handler's end): both maps are LRU, and
- *   user space rejects a parent whose server span ended before the client stream started.
+ *   (conn_id, stream id) under that goroutine's id (g_streams) and under the stream's own address
+ *   (ctx_streams): grpc-go wraps every handler's ctx in a context.valueCtx whose val is that
+ *   stream (NewContextWithServerTransportStream, server.go), so every ctx the handler is given, or
+ *   derives, has that node among its ancestors. No record is sent and nothing is deleted later (no
+ *   probe at the handler's end): both maps are LRU, and user space rejects a parent whose server
+ *   span ended before the client stream started.
  * - (*http2Client).NewStream, at every RET instruction (plain uprobes at those addresses; a
  *   uretprobe would corrupt Go's moving stacks): RAX is the new stream (nil: an error return).
  *   The parent is the first of (1) the calling goroutine's entry in g_streams, (2) the first node
- *   of the client stream's ctx chain in ctx_streams, walked up at most GOSPAN_MAX_CTX_DEPTH
- *   levels, (3) Go >= 1.21: the entry of the goroutine that started the calling one
- *   (g.parentGoid). Found: a struct stream_parent_event is sent; else COUNTER_NO_PARENT.
+ *   of the client stream's ctx chain whose val is a server stream in ctx_streams, walked up at most
+ *   GOSPAN_MAX_CTX_DEPTH levels, (3) Go >= 1.21: the entry of the goroutine that started the
+ *   calling one (g.parentGoid). Found: a struct stream_parent_event is sent; else COUNTER_NO_PARENT.
+ *
+ * Why the stream's address and not the address of its ctx node: a node's address is reused for
+ * another node once the stream is gone, and a client call's own nodes (allocated as the server
+ * stream's were, two 48-byte valueCtx in a row) were seen to land at a finished stream's node and
+ * parent addresses, so that a fingerprint of the node's parent matched too and the call was linked
+ * to a server call that had ended seconds before (RelayPropagationIT, grpc-go v1.40 / Go 1.17,
+ * stripped: 1 to 5 of 400 client streams). A match on the stream's address is checked: the node
+ * holding it must have the stream's current ctx as its parent, as grpc-go's does (the handler's ctx
+ * is NewContextWithServerTransportStream(stream.Context(), stream) in every release; v1.60+ set the
+ * stream's ctx to the derived one first). A dead stream's address met in other memory, or reused by
+ * another object, fails that check. The walk stops at a parent whose itab is not in the binary's
+ * read-only data (a root: context.Background() has no parent; known for position-dependent
+ * binaries only).
  *
  * Both read Go's ABIInternal registers (R14 holds the current g in Go code, RAX the first
  * result at a RET: Go src/cmd/compile/abi-internal.md), so they are attached to register-ABI
@@ -27,7 +42,11 @@
  * (the oldest entries go first; a parent evicted too early leaves a client span a root). */
 #define GOSPAN_PROPAGATION_ENTRIES 16384
 
-/* (tgid, data word of a server stream's ctx at handleStream) -> the server stream */
+/* Words of a context node read per level of the ctx walk: its parent Context and a valueCtx's key
+ * and val (context.valueCtx is 48 bytes in every Go release: docs/propagation.md §1). */
+#define CTX_WORDS 8
+
+/* (tgid, address of the server stream handleStream got) -> the server stream */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, GOSPAN_PROPAGATION_ENTRIES);
@@ -97,7 +116,7 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 	const enum gospan_probe probe = PROBE_SERVER_HANDLE_STREAM;
 	const struct go_offsets *off;
 	struct exe_key exe = {};
-	__u64 t = 0, stream = 0, s, conn = 0, ctx_data = 0, goid;
+	__u64 t = 0, stream = 0, s, conn = 0, goid;
 	__u32 id = 0;
 
 	count(probe, COUNTER_HITS);
@@ -112,7 +131,7 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 		return 0;
 	}
 	s = inner_stream(stream, off->server_stream_stream, off->server_stream_stream_ptr);
-	if (!s || stream_id_ctx(off, s, &id, &ctx_data)) {
+	if (!s || off->stream_id < 0 || bpf_probe_read_user(&id, sizeof(id), (void *)(s + off->stream_id))) {
 		count(probe, COUNTER_READ_FAILED);
 		return 0;
 	}
@@ -128,7 +147,7 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 		count(probe, COUNTER_READ_FAILED);
 		return 0;
 	}
-	struct server_stream_ref ref = {.conn_id = conn, .stream_id = id};
+	struct server_stream_ref ref = {.conn_id = conn, .stream_id = id, .stream = s};
 	struct stream_key key = {.tgid = bpf_get_current_pid_tgid() >> 32};
 	__u32 tgid = key.tgid;
 	__u8 one = 1;
@@ -136,14 +155,12 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 	if (!bpf_map_lookup_elem(&serving, &tgid))
 		bpf_map_update_elem(&serving, &tgid, &one, BPF_ANY);
 
-	/* the ctx node's own parent (data word at node + 8) fingerprints the entry */
-	if (ctx_data && !read_u64(&ref.fingerprint, ctx_data + offsetof(struct go_iface, data))) {
-		key.id = ctx_data;
-		bpf_map_update_elem(&ctx_streams, &key, &ref, BPF_ANY);
-	}
+	/* the val of the valueCtx grpc-go wraps the handler's ctx in (the stream argument itself) */
+	key.id = stream;
+	bpf_map_update_elem(&ctx_streams, &key, &ref, BPF_ANY);
 	goid = current_goid(ctx, off);
 	if (goid) {
-		ref.fingerprint = 0;
+		ref.stream = 0;
 		key.id = goid;
 		bpf_map_update_elem(&g_streams, &key, &ref, BPF_ANY);
 	}
@@ -162,6 +179,7 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 	const struct go_offsets *off;
 	struct exe_key exe = {};
 	struct server_stream_ref *ref = NULL;
+	struct binary *bin = NULL;
 	__u64 cs, s, t = 0, conn = 0, node = 0, goid, parent = 0;
 	__u32 id = 0;
 	__u8 via = VIA_GOROUTINE, depth = 0;
@@ -178,7 +196,7 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 		count(probe, COUNTER_NO_PARENT); /* the process has never served a call */
 		return 0;
 	}
-	off = current_offsets(ctx, &exe, NULL);
+	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -211,23 +229,45 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 		key.id = goid;
 		ref = bpf_map_lookup_elem(&g_streams, &key);
 	}
-	/* (2) the ctx chain: every std context node keeps its parent Context (itab, data) at offset 0;
-	 * a root's data word points at a global, and reading on from there ends at a zero word, an
-	 * unreadable one, or the bound. A node is taken only if its parent is still the one it had
-	 * when handleStream stored it. */
+	/* (2) the ctx chain: every std context node keeps its parent Context (itab, data) at offset 0.
+	 * Per level one read of the node's first words: the parent and, were the node a valueCtx, its
+	 * val's data word, looked up in ctx_streams. A hit is taken only if the node's parent is the
+	 * server stream's ctx now (one more read): a node of another type holds something else there
+	 * (a cancelCtx's children map, a word of the next object after a small node), and a dead
+	 * stream's address may be anywhere in memory. The walk goes on to the parent only if its itab
+	 * lies in the binary's read-only data (where the linker puts every itab it knows): a root
+	 * (context.Background(): zero-size, or a bare int before Go 1.21) has no parent, and the words
+	 * after it are no itab. */
 	if (!ref) {
+		__u64 w[CTX_WORDS];
+		__s64 val = off->value_ctx_val;
+		__u32 vi = (val + offsetof(struct go_iface, data)) / 8;
+		__u64 ro_start = bin ? bin->rodata_start : 0, ro_end = bin ? bin->rodata_end : 0;
+		__u64 now = 0;
+
 		via = VIA_CONTEXT;
+		if (val < 0 || (val & 7) || vi >= CTX_WORDS || off->stream_ctx < 0)
+			node = 0;
 		for (int i = 0; i < GOSPAN_MAX_CTX_DEPTH; i++) {
-			if (!node || read_u64(&parent, node + offsetof(struct go_iface, data)))
+			if (!node)
 				break;
-			key.id = node;
-			ref = bpf_map_lookup_elem(&ctx_streams, &key);
-			if (ref && ref->fingerprint == parent) {
+			if (bpf_probe_read_user(w, sizeof(w), (void *)node)) {
+				/* a small node at the end of a mapping: only its parent can be read */
+				if (bpf_probe_read_user(w, 2 * sizeof(__u64), (void *)node))
+					break;
+				w[vi & (CTX_WORDS - 1)] = 0;
+			}
+			key.id = w[vi & (CTX_WORDS - 1)];
+			ref = key.id ? bpf_map_lookup_elem(&ctx_streams, &key) : NULL;
+			if (ref && ref->stream && w[1] &&
+			    !read_u64(&now, ref->stream + off->stream_ctx + offsetof(struct go_iface, data)) && now == w[1]) {
 				depth = i;
 				break;
 			}
 			ref = NULL;
-			node = parent;
+			if (!w[0] || (ro_end && (w[0] < ro_start || w[0] >= ro_end)))
+				break;
+			node = w[1]; /* the parent's data word */
 		}
 	}
 	/* (3) Go >= 1.21: the goroutine that started this one runs a handler (g_streams is filled only

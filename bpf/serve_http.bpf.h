@@ -77,12 +77,13 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 	struct exe_key exe = {};
 	struct pending_key key;
 	struct header_event *e;
+	struct binary *bin = NULL;
 	__u64 w = 0, sc = 0;
 	__u32 stream_id = 0, zero = 0;
 	__u8 end_stream = 0;
 
 	count(probe, COUNTER_HITS);
-	off = current_offsets(ctx, &exe, NULL);
+	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
 		return 0;
@@ -113,7 +114,7 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 	init_event(e, probe, SIDE_SERVER, &exe);
 	e->stream_id = stream_id;
 	e->flags |= EVENT_END_STREAM;
-	read_conn(probe, off, sc + h->server_conn_conn, NULL, 0, e);
+	read_conn(probe, bin, sc + h->server_conn_conn, NULL, 0, e);
 	bpf_map_update_elem(&pending_trailers, &key, e, BPF_ANY);
 	return 0;
 }

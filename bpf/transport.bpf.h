@@ -60,7 +60,7 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 		e->flags |= EVENT_END_STREAM;
 
 	if (have_iface) {
-		read_conn(probe, off, 0, &iface, side != SIDE_SERVER, e);
+		read_conn(probe, bin, 0, &iface, side != SIDE_SERVER, e);
 	} else {
 		/* grpc-go before loopyWriter.conn: l.framer.writer.conn */
 		__u64 framer = 0, writer = 0;
@@ -68,7 +68,7 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 		if (off->loopy_writer_framer >= 0 && off->framer_writer >= 0 && off->buf_writer_conn >= 0 &&
 		    !read_u64(&framer, l + off->loopy_writer_framer) && framer &&
 		    !read_u64(&writer, framer + off->framer_writer) && writer)
-			read_conn(probe, off, writer + off->buf_writer_conn, NULL, side != SIDE_SERVER, e);
+			read_conn(probe, bin, writer + off->buf_writer_conn, NULL, side != SIDE_SERVER, e);
 		else
 			e->flags |= EVENT_CONN_UNKNOWN;
 	}

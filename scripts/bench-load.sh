@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Load benchmark: the example server under fixed workloads without and with gospan attached,
-# alternating, several rounds; prints calls/s, p50/p99, target CPU per call, and the
-# sidecar's CPU, RSS and event loss. Usage: scripts/bench-load.sh [rounds]   (root)
+# Load benchmark: the example server under fixed workloads without gospan, with empty uprobes at
+# gospan's attach points (the floor) and with gospan attached, alternating, several rounds;
+# prints calls/s, p50/p99, target CPU per call, and the sidecar's CPU per span (with and without
+# its JIT compiler threads, and by thread), RSS, events lost, spans dropped and spans the OTLP/gRPC
+# receiver (in the benchmark's JVM, it only counts) did not get; one SUMMARY line per build and
+# workload at the end. Usage: scripts/bench-load.sh [rounds]   (root)
+# -Dgospan.bench.floor=false (in GOSPAN_BENCH_OPTS) leaves the empty-uprobes runs out.
 # GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run;
 # GOSPAN_BENCH_OPTS adds Java system properties without spaces, e.g. -Dgospan.bench.exporter=otlp
 # (a build's own JVM settings, -Dgospan.bench.jvm.LABEL="...": run the last line's java command,

@@ -1,8 +1,11 @@
 // probe is the offsets catalog's generator program: a gRPC health server and client in one binary, over
 // plain TCP and TLS, so the linker keeps every function and type the gospan probes read (loopyWriter,
 // http2Client, http2Server, x/net http2 frames and hpack, net.TCPConn, crypto/tls.Conn, grpc's
-// credentials.syscallConn). It uses only APIs present in every grpc-go release from v1.30 on
-// (grpc.WithInsecure rather than credentials/insecure, which came in v1.34). It is built, never run.
+// credentials.syscallConn), and the ServeHTTP path: grpc-go's server behind x/net's h2c and behind
+// net/http's own HTTP/2 (TLS), so both HTTP/2 server copies (x/net http2 serverConn, net/http's
+// bundled http2serverConn) and their hpack encoders are linked too. It uses only APIs present in
+// every grpc-go release from v1.30 on (grpc.WithInsecure rather than credentials/insecure, which
+// came in v1.34) and in the x/net those releases ask for (h2c since 2018). It is built, never run.
 package main
 
 import (
@@ -10,9 +13,12 @@ import (
 	"crypto/tls"
 	"log"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -26,7 +32,15 @@ func main() {
 	}
 	srv := grpc.NewServer()
 	healthpb.RegisterHealthServer(srv, health.NewServer())
-	go srv.Serve(lis)
+	if len(os.Args) > 1 && os.Args[1] == "-h2c" {
+		// the ServeHTTP path over x/net's h2c
+		go (&http.Server{Handler: h2c.NewHandler(srv, &http2.Server{})}).Serve(lis)
+	} else if len(os.Args) > 1 && os.Args[1] == "-https" {
+		// the ServeHTTP path over net/http's own HTTP/2 (TLS)
+		go (&http.Server{Handler: srv}).ServeTLS(lis, "cert.pem", "key.pem")
+	} else {
+		go srv.Serve(lis)
+	}
 	defer srv.Stop()
 
 	opt := grpc.WithInsecure()

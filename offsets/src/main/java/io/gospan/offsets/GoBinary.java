@@ -356,6 +356,25 @@ public final class GoBinary implements AutoCloseable {
     return typeLayouts;
   }
 
+  /**
+   * The runtime type data range and every itab's address ({@code moduledata.types}, {@code etypes},
+   * {@code itablinks}), present in stripped binaries too.
+   *
+   * @return empty without {@code .gopclntab}, or when moduledata or its itab list is not recognised
+   * @throws CorruptBinaryException the tables point outside the file
+   */
+  public synchronized Optional<ModuleData.ItabTable> itabTable() throws GoBinaryException {
+    try {
+      if (elf.section(".gopclntab").isEmpty()) {
+        return Optional.empty();
+      }
+      Optional<ModuleData> md = moduleData(pclntab());
+      return md.isPresent() ? md.get().itabTable() : Optional.empty();
+    } catch (RuntimeException e) {
+      throw corrupt("moduledata", e);
+    }
+  }
+
   private static ItabAddresses unavailable(String why) {
     return new ItabAddresses(Map.of(), ItabAddresses.Source.UNAVAILABLE, why);
   }

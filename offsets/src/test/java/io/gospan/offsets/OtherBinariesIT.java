@@ -52,6 +52,7 @@ class OtherBinariesIT {
       assertThat(go.function("main.main")).isPresent();
       // position-dependent: the read-only segment holds .rodata, where string literals are
       assertThat(go.elf().type()).isEqualTo(ElfFile.ET_EXEC);
+      assertThat(go.elf().positionIndependent()).isFalse();
       long[] ro = go.elf().readOnlyData().orElseThrow();
       ElfSection rodata = go.elf().section(".rodata").orElseThrow();
       assertThat(rodata.addr()).isGreaterThanOrEqualTo(ro[0]);
@@ -78,9 +79,17 @@ class OtherBinariesIT {
       long runtimeText = go.elf().symbols(List.of("runtime.text")).get("runtime.text").value();
       assertThat(go.elf().section(".text").orElseThrow().addr()).as("C code before runtime.text")
           .isLessThan(runtimeText);
-      // a PIE's addresses move with its load base: no read-only range to know names by
+      // a PIE's addresses move with its load bias: the read-only range and the code's start are link-time
+      // addresses, which the BPF programs compare after subtracting mm->start_code - executableStart()
       assertThat(go.elf().type()).isEqualTo(ElfFile.ET_DYN);
-      assertThat(go.elf().readOnlyData()).isEmpty();
+      assertThat(go.elf().positionIndependent()).isTrue();
+      long[] ro = go.elf().readOnlyData().orElseThrow();
+      ElfSection rodata = go.elf().section(".rodata").orElseThrow();
+      assertThat(rodata.addr()).isBetween(ro[0], ro[1] - rodata.size());
+      ElfSection text = go.elf().section(".text").orElseThrow();
+      assertThat(go.elf().executableStart().orElseThrow()).isLessThanOrEqualTo(text.addr());
+      assertThat(go.elf().loadSegmentFor(text.addr()).orElseThrow().vaddr())
+          .isEqualTo(go.elf().executableStart().orElseThrow());
     }
   }
 

@@ -427,7 +427,7 @@ public final class ContractGenerator {
    * the HTTP/2 server copy it belongs to.
    */
   record FieldSpec(String name, String cPath, String kind, List<String> path, int piece, List<String> needs, boolean catalogued,
-                   String server) {}
+                   boolean runtimeTypes, String server) {}
 
   /** A server copy's substitutions, from the GO_COPY tag on a member of struct go_offsets. */
   private record Copy(String name, Map<String, String> vars) {}
@@ -498,12 +498,16 @@ public final class ContractGenerator {
           }
         }
       }
+      boolean rtype = tags.containsKey("rtype");
+      if (rtype && !kind.equals("member")) {
+        throw new IllegalStateException(where + ": GO_RTYPE is for a GO_MEMBER");
+      }
       boolean location = t.path("kind").asText().equals("STRUCT") && t.path("name").asText().equals("go_loc");
       if (location != kind.equals("arg")) {
         throw new IllegalStateException(where + ": a struct go_loc holds a GO_ARG, anything else an offset, size or address");
       }
       out.add(new FieldSpec(name, prefix.isEmpty() ? m.name() : prefix.replaceAll("_$", ".") + m.name(), kind, path, piece, needs, cat,
-          copy == null ? null : copy.name()));
+          rtype, copy == null ? null : copy.name()));
     }
   }
 
@@ -562,7 +566,7 @@ public final class ContractGenerator {
           .append(String.join(" ", f.path())).append(f.kind().equals("arg") ? " word " + f.piece() : "").append(". */\n");
       s.append("  ").append(f.name()).append("(Kind.").append(kindName(f.kind())).append(", ");
       s.append(f.needs().isEmpty() ? "EnumSet.noneOf(Probe.class)" : "EnumSet.of(" + String.join(", ", f.needs().stream().map(n -> "Probe." + n).toList()) + ")");
-      s.append(", ").append(f.catalogued()).append(", ")
+      s.append(", ").append(f.catalogued()).append(", ").append(f.runtimeTypes()).append(", ")
           .append(f.server() == null ? "null" : "Probe.HttpServer." + f.server()).append(", ").append(f.piece());
       for (String p : f.path()) {
         s.append(", ").append(q(p));
@@ -587,15 +591,18 @@ public final class ContractGenerator {
           private final Kind kind;
           private final Set<Probe> neededBy;
           private final boolean catalogued;
+          private final boolean runtimeTypes;
           private final Probe.HttpServer server;
           private final int piece;
           /** ARGUMENT: [parameter name]; MEMBER: type, member[, type, member...]; SIZE: type; ITAB: name; POINTER: type, member. */
           private final List<String> path;
 
-          ProbeField(Kind kind, Set<Probe> neededBy, boolean catalogued, Probe.HttpServer server, int piece, String... path) {
+          ProbeField(Kind kind, Set<Probe> neededBy, boolean catalogued, boolean runtimeTypes, Probe.HttpServer server, int piece,
+              String... path) {
             this.kind = kind;
             this.neededBy = neededBy;
             this.catalogued = catalogued;
+            this.runtimeTypes = runtimeTypes;
             this.server = server;
             this.piece = piece;
             this.path = List.of(path);
@@ -636,6 +643,14 @@ public final class ContractGenerator {
            */
           public boolean catalogued() {
             return catalogued;
+          }
+
+          /**
+           * Whether the binary's runtime type information may answer this member (GO_RTYPE) when neither
+           * DWARF nor the catalog does: stripped binaries keep it for every type reachable from an itab.
+           */
+          public boolean runtimeTypes() {
+            return runtimeTypes;
           }
 
           /** The HTTP/2 server copy ({@code struct http_server_offsets}) this field belongs to; null for the rest. */

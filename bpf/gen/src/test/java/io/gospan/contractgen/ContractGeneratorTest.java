@@ -76,11 +76,11 @@ class ContractGeneratorTest {
         new ContractGenerator.ProbeSpec("A", 0, "uprobe_a", "pkg.(*T).a", null, "KIND_A", false),
         new ContractGenerator.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", "srv", null, true));
     assertThat(ContractGenerator.fields(btf, probes)).containsExactly(
-        new ContractGenerator.FieldSpec("A_X", "a_x", "arg", List.of("x"), 0, List.of("A"), true, null),
-        new ContractGenerator.FieldSpec("T_F", "t_f", "member", List.of("pkg.T", "f", "pkg.U", "g"), 0, List.of("A", "B_X"), true, null),
-        new ContractGenerator.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), true, null),
-        new ContractGenerator.FieldSpec("B_A_X", "b.a_x", "arg", List.of("x"), 1, List.of("B_X"), true, "B"),
-        new ContractGenerator.FieldSpec("B_M", "b.m", "member", List.of("x.y/http2.T", "f"), 0, List.of("B_X"), true, "B"));
+        new ContractGenerator.FieldSpec("A_X", "a_x", "arg", List.of("x"), 0, List.of("A"), true, false, null),
+        new ContractGenerator.FieldSpec("T_F", "t_f", "member", List.of("pkg.T", "f", "pkg.U", "g"), 0, List.of("A", "B_X"), true, false, null),
+        new ContractGenerator.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), true, false, null),
+        new ContractGenerator.FieldSpec("B_A_X", "b.a_x", "arg", List.of("x"), 1, List.of("B_X"), true, false, "B"),
+        new ContractGenerator.FieldSpec("B_M", "b.m", "member", List.of("x.y/http2.T", "f"), 0, List.of("B_X"), true, false, "B"));
     String probeEnum = ContractGenerator.probeEnum(probes);
     assertThat(probeEnum).contains("A(0, \"uprobe_a\", \"pkg.(*T).a\", null, false, false, false, false)")
         .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true, false, false, false)");
@@ -98,11 +98,25 @@ class ContractGeneratorTest {
     assertThat(probes.get(1)).isEqualTo(
         new ContractGenerator.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", null, null, false, true, true, true, true));
     assertThat(ContractGenerator.fields(btf, probes)).contains(
-        new ContractGenerator.FieldSpec("OPT_PTR", "opt_ptr", "pointer", List.of("pkg.T", "h"), 0, List.of("B_X"), true, null));
+        new ContractGenerator.FieldSpec("OPT_PTR", "opt_ptr", "pointer", List.of("pkg.T", "h"), 0, List.of("B_X"), true, false, null));
     assertThat(ContractGenerator.probeEnum(probes)).contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", null, false, true, true, true)");
     assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("B_X(Probe.B_X, null, true)");
     assertThat(ContractGenerator.probeFieldEnum(ContractGenerator.fields(btf, probes)))
-        .contains("OPT_PTR(Kind.POINTER, EnumSet.of(Probe.B_X), true, null, 0, \"pkg.T\", \"h\")");
+        .contains("OPT_PTR(Kind.POINTER, EnumSet.of(Probe.B_X), true, false, null, 0, \"pkg.T\", \"h\")");
+  }
+
+  @Test
+  void runtimeTypesTagOnAMemberOnly() throws Exception {
+    Btf btf = compile(TWO_PROBES.replace("__s32 opt GO_MEMBER(\"pkg.T h\");",
+        "__s32 opt GO_MEMBER(\"pkg.T h\") GOSPAN_TAG(\"gospan:uncatalogued\") GOSPAN_TAG(\"gospan:rtype\");"));
+    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    assertThat(ContractGenerator.fields(btf, probes)).contains(
+        new ContractGenerator.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), false, true, null));
+    assertThat(ContractGenerator.probeFieldEnum(ContractGenerator.fields(btf, probes)))
+        .contains("OPT(Kind.MEMBER, EnumSet.noneOf(Probe.class), false, true, null, 0, \"pkg.T\", \"h\")");
+    Btf onArg = compile(TWO_PROBES.replace("GO_ARG(PROBE_A, \"x\", 0);", "GO_ARG(PROBE_A, \"x\", 0) GOSPAN_TAG(\"gospan:rtype\");"));
+    assertThatThrownBy(() -> ContractGenerator.fields(onArg, ContractGenerator.probes(onArg)))
+        .hasMessageContaining("GO_RTYPE is for a GO_MEMBER");
   }
 
   @Test

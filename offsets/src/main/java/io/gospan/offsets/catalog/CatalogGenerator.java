@@ -83,6 +83,17 @@ public final class CatalogGenerator {
         System.err.println("catalog: " + count(observations, "ok") + " builds observed, " + count(observations, "failed")
             + " failed; wrote " + args[2] + " and " + args[3]);
         break;
+      case "verify-stripped":
+        if (args.length != 4) {
+          usage();
+        }
+        List<String> wrong = verifyStripped(Path.of(args[1]), JSON.readTree(Path.of(args[2]).toFile()),
+            OffsetsCatalog.load(Path.of(args[3])));
+        wrong.forEach(System.out::println);
+        if (!wrong.isEmpty()) {
+          System.exit(1);
+        }
+        break;
       default:
         usage();
     }
@@ -90,8 +101,35 @@ public final class CatalogGenerator {
 
   private static void usage() {
     System.err.println("usage: CatalogGenerator extract BINARY OUT.json | extract-all CACHE | failed OUT.json KEY REASON"
-        + " | merge CACHE CATALOG.json COMPATIBILITY.md");
+        + " | merge CACHE CATALOG.json COMPATIBILITY.md | verify-stripped STRIPPED_BINARY OBSERVATION.json CATALOG.json");
     System.exit(2);
+  }
+
+  /**
+   * Checks a stripped build against the catalog: resolved through {@code catalog} (no DWARF), every catalogued
+   * field must equal what the observation of its unstripped twin read from DWARF ({@link #observe}).
+   *
+   * @return one line per disagreement ("field: catalog X, DWARF Y"); empty when all agree
+   */
+  public static List<String> verifyStripped(Path stripped, JsonNode observation, OffsetsCatalog catalog) throws IOException {
+    List<String> wrong = new ArrayList<>();
+    OffsetsResolution r;
+    try (GoBinary b = GoBinary.open(stripped)) {
+      r = OffsetsResolver.resolve(b, catalog, Preference.DWARF);
+    }
+    for (ProbeField f : ProbeField.values()) {
+      JsonNode observed = observation.path("fields").get(f.cName());
+      if (observed == null || f.kind() == ProbeField.Kind.ITAB || !f.catalogued()) {
+        continue;
+      }
+      FieldValue v = r.values().get(f);
+      String fromCatalog = v == null ? "null (" + r.missing().get(f) + ")" : String.valueOf(OffsetsCatalog.encode(v));
+      String fromDwarf = observed.isNull() ? "null" : observed.asText();
+      if (v == null ? !observed.isNull() : !fromCatalog.equals(fromDwarf)) {
+        wrong.add(f.cName() + ": catalog " + fromCatalog + ", DWARF " + fromDwarf);
+      }
+    }
+    return wrong;
   }
 
   private static String keyOf(Path json) {
@@ -125,6 +163,50 @@ public final class CatalogGenerator {
       }
     }
   }
+
+  /** docs/compatibility.md: how connections are identified, what is not, and why. */
+  static final String CONNECTIONS = "## Connections: linking client and server spans by socket\n\n"
+      + "A client span and a server span are linked when both ends' sockets mirror each other. The socket is\n"
+      + "found from the `net.Conn` grpc-go holds, through the binary's **connection types**, read from its\n"
+      + "runtime type information (every Go binary has it, stripped or not; `gospan inspect` lists them under\n"
+      + "`connections:`): every type the program stores in a `net.Conn` (or a wider interface) is followed\n"
+      + "through its fields to the `*net.netFD` of a `*net.TCPConn` or `*net.UnixConn`.\n\n"
+      + "| connection | how | tested by |\n|---|---|---|\n"
+      + "| TCP, IPv4 and IPv6 | the 4-tuple | every IT |\n"
+      + "| TLS (`crypto/tls.Conn`, grpc-go's `syscallConn`) | unwrapped | `RouteGuideIT` (TLS), `GrpcProbesIT` |\n"
+      + "| cmux's `MuxConn` (etcd), h2c's `bufConn`, any wrapper holding a `net.Conn`, a pointer to a connection, a"
+      + " connection by value, or a one-pointer struct stored in the interface word | unwrapped, at most 6 hops |"
+      + " `DebianEtcdIT`, `ServeHttpIT`, `ConnectionWrappersIT`, `ConnTypesIT` |\n"
+      + "| unix domain sockets (containerd/ctr) | the socket's inode and its peer's; `network.transport=unix`, the"
+      + " socket's path | `DebianContainerdIT` |\n"
+      + "| position-independent executables (`-buildmode=pie`) | itabs and read-only data compared less each"
+      + " process's load bias | `RouteGuideIT` (stripped PIE) |\n\n"
+      + "Not identified (the span says why in `gospan.connection.unidentified`, and is linked only by\n"
+      + "`traceparent`): connections that are no socket (`net.Pipe`, grpc's `bufconn`, a user-space\n"
+      + "transport); a chain of more than 6 wrappers; more than 32 connection types in one binary (the\n"
+      + "standard library's and grpc-go's kept first; `inspect` lists the others); a binary whose runtime type\n"
+      + "information cannot be read (a development toolchain). A wrapper holding two connections (a proxy's\n"
+      + "two ends) is followed through its first one. Both ends must be traced by the same gospan, in the same\n"
+      + "network view (a NATed address does not mirror); unix sockets on the same host.\n\n";
+
+  /** docs/compatibility.md: the real programs the acceptance tests trace. */
+  static final String REAL_PROGRAMS = "## Real programs tested\n\n"
+      + "Programs nobody here wrote, built by the project's scripts (`scripts/fetch-debian-packages.sh`,\n"
+      + "`scripts/build-route-guide.sh`), traced with real BPF: client and server spans, linking, status codes.\n\n"
+      + "| program | build | offsets | test |\n|---|---|---|---|\n"
+      + "| Debian 12 etcd 3.4 + etcdctl (short-lived), gRPC served through cmux | GOPATH, stripped, Go 1.19.8,"
+      + " grpc-go 1.33.3 | catalog, inferred from the user agent | `DebianEtcdIT`, `DebianBuildsInspectIT` |\n"
+      + "| Debian 12 containerd 1.6 + ctr (short-lived), unix socket | GOPATH, stripped, Go 1.19.8, grpc-go 1.33.3"
+      + " | catalog, inferred | `DebianContainerdIT` |\n"
+      + "| grpc-go's route_guide server + client (short-lived: 5 calls of all four kinds in ~15 ms), TLS |"
+      + " module proxy, Go 1.26.8, grpc-go 1.85.0 | DWARF | `RouteGuideIT` |\n"
+      + "| the same, `-buildmode=pie -ldflags=-s -w` | | catalog | `RouteGuideIT` |\n"
+      + "| grpc-go patch releases v1.34.2 (Go 1.16, stack ABI), v1.63.2 (Go 1.22), v1.74.3 (Go 1.26), stripped"
+      + " | module proxy | catalog = DWARF of the unstripped twin | `CatalogPatchReleasesIT` |\n\n"
+      + "Remaining limits: the first run of a short-lived program gospan has never seen is missed (README,"
+      + " \"Limits\"); argument locations of an inferred grpc-go version are trusted from the catalog, not checked;"
+      + " a stripped binary whose grpc-go, x/net or Go release the catalog does not cover gets no spans from the"
+      + " probes that need it (`gospan inspect` says which).\n\n";
 
   /** What one unstripped build says about every catalogued field (DWARF only). */
   public static ObjectNode observe(Path binary, String key) throws IOException {
@@ -207,15 +289,15 @@ public final class CatalogGenerator {
 
   private static boolean inSection(String section, JsonNode o) {
     if (section.startsWith("arguments/")) {
-      return section.equals("arguments/" + o.path("abi").asText());
+      String abi = "arguments/" + o.path("abi").asText();
+      return section.equals(abi) || section.startsWith(abi + "/");
     }
     return true;
   }
 
   /** Merges observations into the catalog tree (see {@link OffsetsCatalog} for the format). */
   public static ObjectNode merge(List<JsonNode> observations) {
-    List<String> sections = List.of(OffsetsCatalog.GRPC, OffsetsCatalog.XNET, OffsetsCatalog.STD,
-        OffsetsCatalog.ARGUMENTS_REGISTER, OffsetsCatalog.ARGUMENTS_STACK);
+    List<String> sections = OffsetsCatalog.SECTIONS;
     ObjectNode root = JsonNodeFactory.instance.objectNode();
     root.put("format", 1);
     root.put("about", "gospan offsets catalog, generated by offsets/generate-catalog.sh; see OffsetsCatalog for the format"
@@ -235,7 +317,7 @@ public final class CatalogGenerator {
         }
         observed.add(v);
         for (ProbeField f : ProbeField.values()) {
-          if (!f.catalogued() || !section.equals(OffsetsCatalog.section(f, section.equals(OffsetsCatalog.ARGUMENTS_REGISTER)))) {
+          if (!f.catalogued() || !section.equals(OffsetsCatalog.section(f, OffsetsCatalog.registerSection(section)))) {
             continue;
           }
           if (section.startsWith("arguments/") != (f.kind() == ProbeField.Kind.ARGUMENT)) {
@@ -250,7 +332,7 @@ public final class CatalogGenerator {
       if (observed.isEmpty()) {
         continue;
       }
-      boolean go = section.equals(OffsetsCatalog.STD);
+      boolean go = OffsetsCatalog.keyModule(section).equals(OffsetsCatalog.STD);
       ObjectNode s = out.putObject(section);
       ArrayNode obs = s.putArray("observed");
       observed.forEach(v -> obs.add(go ? goName(v) : v));
@@ -345,7 +427,13 @@ public final class CatalogGenerator {
         + "- grpc-go struct members and the probed functions' argument locations: by grpc-go version\n"
         + "  (arguments separately for the register ABI, Go ≥ 1.17, and the stack ABI, Go ≤ 1.16);\n"
         + "- `MetaHeadersFrame`, `HeadersFrame`/`FrameHeader`, `hpack.HeaderField`: by golang.org/x/net version;\n"
-        + "- `net.TCPConn`, `net.conn`, `net.netFD`, `internal/poll.FD`, `crypto/tls.Conn`: by Go version.\n\n"
+        + "- the ServeHTTP path (gRPC served by `grpc.Server.ServeHTTP` behind an HTTP/2 server): x/net's server\n"
+        + "  (`serverConn`, `writeResHeaders`, its frames and hpack, h2c) by golang.org/x/net version, net/http's\n"
+        + "  bundled copy by Go version, each with its functions' argument locations\n"
+        + "  (`arguments/<abi>/golang.org/x/net`, `arguments/<abi>/std`);\n"
+        + "- `net.netFD`'s `pfd.Sysfd`: by Go version. How a connection leads to it (`*net.TCPConn`,\n"
+        + "  `crypto/tls.Conn`, any wrapper) is not in the catalog: it comes from the binary's runtime type\n"
+        + "  information, stripped or not (\"Connections\" below).\n\n"
         + "A version is covered when it lies between the oldest and newest observed versions and the\n"
         + "observed versions around it (or it itself) agree on the value. Newer than the newest observed,\n"
         + "older than the oldest, or inside a range where the value changed between two observations: not\n"
@@ -366,7 +454,8 @@ public final class CatalogGenerator {
         + "  with the runtime type information (a contradiction drops it, with both values); an argument\n"
         + "  location only by its function being in pclntab. `gospan inspect` prints, per field, \"inferred from\n"
         + "  grpc-go user agent grpc-go/1.33.3\" and how it was checked. Tested on Debian 12's etcd, etcdctl,\n"
-        + "  containerd and ctr (grpc-go 1.33.3, Go 1.19.8): inspect, and real spans from etcd and etcdctl.\n"
+        + "  containerd and ctr (grpc-go 1.33.3, Go 1.19.8): inspect, and real spans from all four, linked\n"
+        + "  (\"Real programs tested\" below).\n"
         + "- **GOPATH builds without a user agent** (programs that only serve gRPC): grpc-go's struct members\n"
         + "  in the runtime type information are matched against the catalog; when they equal the catalog's\n"
         + "  values for a contiguous run of observed releases with a non-matching observed release on each\n"
@@ -377,10 +466,9 @@ public final class CatalogGenerator {
         + "  binary's release is not one the catalog has not observed that lies between the run and its\n"
         + "  non-matching neighbours with different argument locations (the matrix observes every minor's\n"
         + "  first and latest patch release).\n\n"
-        + "Replaced modules and development toolchains use DWARF only.\n\n"
-        + "Not in the catalog yet: the fields of the ServeHTTP path (gRPC served by x/net's or net/http's\n"
-        + "HTTP/2 server, h2c's `bufConn`). They come from DWARF only, so a stripped binary gets no server\n"
-        + "spans for gRPC it serves through `ServeHTTP` (`gospan inspect` says so).\n\n");
+        + "Replaced modules and development toolchains use DWARF only.\n\n");
+    b.append(CONNECTIONS);
+    b.append(REAL_PROGRAMS);
     JsonNode secs = catalog.path("sections");
     b.append("## Stripped binaries: what the catalog covers\n\n");
     b.append("| | from | to |\n|---|---|---|\n");
@@ -388,7 +476,11 @@ public final class CatalogGenerator {
         {"grpc-go, Go ≥ 1.17 (register ABI)", OffsetsCatalog.ARGUMENTS_REGISTER},
         {"grpc-go, Go ≤ 1.16 (stack ABI)", OffsetsCatalog.ARGUMENTS_STACK},
         {"golang.org/x/net", OffsetsCatalog.XNET},
-        {"Go (net, internal/poll, crypto/tls)", OffsetsCatalog.STD}}) {
+        {"Go (net.netFD; net/http's HTTP/2 server)", OffsetsCatalog.STD},
+        {"x/net's HTTP/2 server (ServeHTTP), register ABI", OffsetsCatalog.ARGUMENTS_REGISTER_XNET},
+        {"x/net's HTTP/2 server (ServeHTTP), stack ABI", OffsetsCatalog.ARGUMENTS_STACK_XNET},
+        {"net/http's HTTP/2 server (ServeHTTP), register ABI", OffsetsCatalog.ARGUMENTS_REGISTER_STD},
+        {"net/http's HTTP/2 server (ServeHTTP), stack ABI", OffsetsCatalog.ARGUMENTS_STACK_STD}}) {
       JsonNode obs = secs.path(row[1]).path("observed");
       if (obs.size() > 0) {
         b.append("| ").append(row[0]).append(" | `").append(obs.get(0).asText()).append("` | `")

@@ -58,6 +58,18 @@ public final class OffsetsCatalog {
   public static final String XNET = "golang.org/x/net";
   public static final String ARGUMENTS_REGISTER = "arguments/register";
   public static final String ARGUMENTS_STACK = "arguments/stack";
+  /**
+   * Argument locations of the ServeHTTP path's functions in x/net's copy of the HTTP/2 server (and its hpack),
+   * keyed by the golang.org/x/net version; {@code arguments/stack/golang.org/x/net} for the stack ABI.
+   */
+  public static final String ARGUMENTS_REGISTER_XNET = ARGUMENTS_REGISTER + "/" + XNET;
+  public static final String ARGUMENTS_STACK_XNET = ARGUMENTS_STACK + "/" + XNET;
+  /** ... and in net/http's bundled copy, keyed by the Go version. */
+  public static final String ARGUMENTS_REGISTER_STD = ARGUMENTS_REGISTER + "/" + STD;
+  public static final String ARGUMENTS_STACK_STD = ARGUMENTS_STACK + "/" + STD;
+  /** Every section, in the order the generator writes them. */
+  public static final List<String> SECTIONS = List.of(GRPC, XNET, STD, ARGUMENTS_REGISTER, ARGUMENTS_STACK,
+      ARGUMENTS_REGISTER_XNET, ARGUMENTS_STACK_XNET, ARGUMENTS_REGISTER_STD, ARGUMENTS_STACK_STD);
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final OffsetsCatalog EMPTY = new OffsetsCatalog(Map.of());
@@ -92,7 +104,7 @@ public final class OffsetsCatalog {
     Map<String, Section> sections = new HashMap<>();
     for (Iterator<Map.Entry<String, JsonNode>> it = root.path("sections").fields(); it.hasNext(); ) {
       Map.Entry<String, JsonNode> s = it.next();
-      boolean go = s.getKey().equals(STD);
+      boolean go = keyModule(s.getKey()).equals(STD);
       List<String> observed = new ArrayList<>();
       for (JsonNode v : s.getValue().path("observed")) {
         observed.add(go ? ModuleVersions.goToSemver(v.asText()) : v.asText());
@@ -131,6 +143,13 @@ public final class OffsetsCatalog {
   public static String section(ProbeField field, boolean registerAbi) {
     switch (field.kind()) {
       case ARGUMENT:
+        // a ServeHTTP-path function lives in x/net or in net/http, not in grpc-go
+        if (field.server() == io.gospan.offsets.resolve.Probe.HttpServer.XNET) {
+          return registerAbi ? ARGUMENTS_REGISTER_XNET : ARGUMENTS_STACK_XNET;
+        }
+        if (field.server() == io.gospan.offsets.resolve.Probe.HttpServer.NETHTTP) {
+          return registerAbi ? ARGUMENTS_REGISTER_STD : ARGUMENTS_STACK_STD;
+        }
         return registerAbi ? ARGUMENTS_REGISTER : ARGUMENTS_STACK;
       case ITAB:
         return null;
@@ -148,7 +167,18 @@ public final class OffsetsCatalog {
 
   /** The module whose version keys a section ({@link #STD}: Go itself). */
   public static String keyModule(String section) {
+    if (section.endsWith("/" + XNET)) {
+      return XNET;
+    }
+    if (section.endsWith("/" + STD)) {
+      return STD;
+    }
     return section.startsWith("arguments/") ? GRPC : section;
+  }
+
+  /** Whether a section holds argument locations of the register ABI (Go >= 1.17). */
+  public static boolean registerSection(String section) {
+    return section.equals(ARGUMENTS_REGISTER) || section.startsWith(ARGUMENTS_REGISTER + "/");
   }
 
   /**
@@ -170,7 +200,7 @@ public final class OffsetsCatalog {
     String what = module.equals(STD) ? "Go" : module.equals(GRPC) ? "grpc-go" : module;
     String version = versions.version(module);
     if (version == null && module.equals(XNET) && versions.grpcInferredFrom() != null) {
-      return lookupAnyXnet(field, versions);
+      return lookupAnyXnet(field, section, versions);
     }
     if (version == null && module.equals(GRPC) && versions.grpcRange() != null) {
       return lookupRange(field, section, versions.grpcRange()).inferred("inferred from " + versions.grpcInferredFrom());
@@ -190,14 +220,14 @@ public final class OffsetsCatalog {
    * inferred: a GOPATH build takes whatever x/net its builder had, so every catalogued x/net release
    * is plausible; the catalog answers only when all of them agree.
    */
-  private Answer lookupAnyXnet(ProbeField field, BinaryVersions versions) {
-    Section s = sections.get(XNET);
+  private Answer lookupAnyXnet(ProbeField field, String section, BinaryVersions versions) {
+    Section s = sections.get(section);
     if (s == null || s.observed.isEmpty()) {
-      return Answer.none("the catalog has no " + XNET + " entries", false);
+      return Answer.none("the catalog has no " + section + " entries", false);
     }
     List<Entry> entries = s.fields.get(field.cName());
     if (entries == null || entries.isEmpty()) {
-      return Answer.none("the catalog has no field " + field.cName() + " in " + XNET, false);
+      return Answer.none("the catalog has no field " + field.cName() + " in " + section, false);
     }
     String range = s.observed.get(0) + " … " + s.observed.get(s.observed.size() - 1);
     String unknown = "no " + XNET + " version (" + versions.whyNoVersion(XNET) + ")";

@@ -421,15 +421,12 @@ public final class ElfFile {
   }
 
   /**
-   * The read-only data of a position-dependent executable: its PT_LOAD segment mapped readable,
-   * neither writable nor executable, as {@code [start, end)} virtual addresses (a Go binary's
-   * .rodata, type links and pclntab: its string literals are there). Empty for a PIE, whose
-   * addresses move with its load base, or when no such segment exists.
+   * The read-only data: the largest PT_LOAD segment mapped readable, neither writable nor executable,
+   * as {@code [start, end)} link-time virtual addresses (a Go binary's .rodata, type links and pclntab:
+   * its string literals are there). A PIE's move with its load bias ({@link #executableStart()}).
+   * Empty when no such segment exists.
    */
   public Optional<long[]> readOnlyData() {
-    if (type != ET_EXEC) {
-      return Optional.empty();
-    }
     ElfSegment best = null;
     for (ElfSegment p : segments) {
       if (p.type() == ElfSegment.PT_LOAD && (p.flags() & 7) == 4 && (best == null || p.filesz() > best.filesz())) {
@@ -439,6 +436,28 @@ public final class ElfFile {
     return best == null || best.filesz() == 0
         ? Optional.empty()
         : Optional.of(new long[] {best.vaddr(), best.vaddr() + best.filesz()});
+  }
+
+  /**
+   * The link-time address of the executable code: the lowest {@code p_vaddr} of a PT_LOAD segment with
+   * {@code PF_X}, which Linux's ELF loader adds the load bias to for {@code mm->start_code} (fs/binfmt_elf.c
+   * {@code load_elf_binary}): a running PIE's bias is its {@code start_code} minus this.
+   *
+   * @return empty when no segment is executable
+   */
+  public java.util.OptionalLong executableStart() {
+    long min = Long.MAX_VALUE;
+    for (ElfSegment p : segments) {
+      if (p.type() == ElfSegment.PT_LOAD && (p.flags() & 1) != 0) {
+        min = Math.min(min, p.vaddr());
+      }
+    }
+    return min == Long.MAX_VALUE ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(min);
+  }
+
+  /** Whether the executable is position-independent ({@code ET_DYN}): it is loaded at a bias chosen per process. */
+  public boolean positionIndependent() {
+    return type == ET_DYN;
   }
 
   /** The PT_LOAD segment whose file-backed bytes hold {@code address}. */

@@ -35,9 +35,36 @@ public final class RuntimeTypes {
   private static final int STRUCTTYPE_SIZE = 80;
   private static final int INTERFACETYPE_PKGPATH = 48;
 
+  private static final int KIND_ARRAY = 17;
+  private static final int KIND_CHAN = 18;
+  private static final int KIND_SLICE = 23;
+  private static final int STRUCT_FIELDS = 56;
+  private static final int STRUCT_FIELD_SIZE = 24;
+  private static final int INTERFACE_METHODS = 56;
+  private static final int NAME_EMBEDDED = 1 << 3;
+  private static final int MAX_FIELDS = 1 << 16;
+
+  /** {@code abi.Kind}: the low 5 bits of {@code _type.kind} (Go src/internal/abi/type.go). */
+  public static final int KIND_INTERFACE_VALUE = KIND_INTERFACE;
+  /** {@code abi.Pointer}. */
+  public static final int KIND_POINTER = KIND_PTR;
+  /** {@code abi.Struct}. */
+  public static final int KIND_STRUCT_VALUE = KIND_STRUCT;
+
+  /**
+   * One field of a struct type (Go src/internal/abi/type.go {@code StructField}).
+   *
+   * @param name the field's name (an embedded field is named by its type)
+   * @param offset bytes from the start of the struct
+   * @param type the address of the field's {@code _type}
+   * @param embedded whether the field is embedded
+   */
+  public record Field(String name, long offset, long type, boolean embedded) {}
+
   private final ElfFile elf;
   private final long[] types;
   private final boolean varintNames;
+  private final boolean offsetAnon;
 
   /**
    * @param types {@code [moduledata.types, moduledata.etypes)}
@@ -47,6 +74,98 @@ public final class RuntimeTypes {
     this.elf = elf;
     this.types = types;
     this.varintNames = goMinor >= 17;
+    this.offsetAnon = goMinor < 19;
+  }
+
+  /** {@code _type.kind & kindMask}: {@link #KIND_POINTER}, {@link #KIND_STRUCT_VALUE}, ... */
+  public int kind(long typeAddr) throws GoBinaryException {
+    return new ByteReader(elf.readAddress(typeAddr + 23, 1), "runtime type").u8() & KIND_MASK;
+  }
+
+  /** {@code _type.size}, bytes. */
+  public long size(long typeAddr) throws GoBinaryException {
+    return new ByteReader(elf.readAddress(typeAddr, 8), "runtime type").u64();
+  }
+
+  /** {@code _type.ptrdata} ({@code PtrBytes}): the prefix of the type that holds pointers, bytes. */
+  public long ptrBytes(long typeAddr) throws GoBinaryException {
+    return new ByteReader(elf.readAddress(typeAddr + 8, 8), "runtime type").u64();
+  }
+
+  /**
+   * The element type of a pointer, slice, array or channel type (the word after the 48-byte {@code
+   * _type}).
+   *
+   * @throws CorruptBinaryException the type is of another kind, or lies outside the file
+   */
+  public long elem(long typeAddr) throws GoBinaryException {
+    int kind = kind(typeAddr);
+    if (kind != KIND_PTR && kind != KIND_SLICE && kind != KIND_ARRAY && kind != KIND_CHAN) {
+      throw new CorruptBinaryException(elf.path() + ": runtime type of kind " + kind + " has no element type");
+    }
+    return new ByteReader(elf.readAddress(typeAddr + 48, 8), "runtime type").u64();
+  }
+
+  /**
+   * The fields of a struct type, in declaration order ({@code structtype.fields}; a field's offset word is
+   * {@code offset << 1 | embedded} before go1.19, the plain offset since, the embedded flag then in the
+   * name's flag byte, bit 3).
+   *
+   * @throws CorruptBinaryException not a struct type, or its fields lie outside the file
+   */
+  public java.util.List<Field> structFields(long typeAddr) throws GoBinaryException {
+    if (kind(typeAddr) != KIND_STRUCT) {
+      throw new CorruptBinaryException(elf.path() + ": runtime type at 0x" + Long.toHexString(typeAddr) + " is not a struct");
+    }
+    ByteReader st = new ByteReader(elf.readAddress(typeAddr + STRUCT_FIELDS, 16), "structtype");
+    long fields = st.u64();
+    long n = st.u64();
+    if (n < 0 || n > MAX_FIELDS) {
+      throw new CorruptBinaryException(elf.path() + ": struct type with " + n + " fields");
+    }
+    java.util.List<Field> out = new java.util.ArrayList<>((int) n);
+    if (n == 0) {
+      return out;
+    }
+    ByteReader f = new ByteReader(elf.readAddress(fields, n * STRUCT_FIELD_SIZE), "struct fields");
+    for (int i = 0; i < n; i++) {
+      long namePtr = f.u64();
+      long type = f.u64();
+      long word = f.u64();
+      int flags = new ByteReader(elf.readAddress(namePtr, 1), "field name").u8();
+      boolean embedded = offsetAnon ? (word & 1) != 0 : (flags & NAME_EMBEDDED) != 0;
+      out.add(new Field(name(namePtr), offsetAnon ? word >>> 1 : word, type, embedded));
+    }
+    return out;
+  }
+
+  /**
+   * The method names of an interface type ({@code interfacetype.methods}: each {@code imethod} a name and a
+   * type offset from {@code moduledata.types}), sorted as Go sorts them.
+   *
+   * @throws CorruptBinaryException not an interface type, or its methods lie outside the file
+   */
+  public java.util.List<String> interfaceMethods(long typeAddr) throws GoBinaryException {
+    if (kind(typeAddr) != KIND_INTERFACE) {
+      throw new CorruptBinaryException(elf.path() + ": runtime type at 0x" + Long.toHexString(typeAddr) + " is not an interface");
+    }
+    ByteReader it = new ByteReader(elf.readAddress(typeAddr + INTERFACE_METHODS, 16), "interfacetype");
+    long methods = it.u64();
+    long n = it.u64();
+    if (n < 0 || n > MAX_FIELDS) {
+      throw new CorruptBinaryException(elf.path() + ": interface type with " + n + " methods");
+    }
+    java.util.List<String> out = new java.util.ArrayList<>((int) n);
+    if (n == 0) {
+      return out;
+    }
+    ByteReader m = new ByteReader(elf.readAddress(methods, n * 8), "interface methods");
+    for (int i = 0; i < n; i++) {
+      int nameOff = m.s32();
+      m.s32();
+      out.add(name(types[0] + nameOff));
+    }
+    return out;
   }
 
   /**

@@ -19,7 +19,13 @@ public record FieldValue(ArgLocation location, long value, Source source) {
     /** The ELF symbol table (itabs). */
     SYMTAB,
     /** The runtime's itablinks (itabs of stripped binaries). */
-    ITABLINKS
+    ITABLINKS,
+    /**
+     * The binary's runtime type information (a struct member of a type reachable from its itabs,
+     * {@link io.gospan.offsets.pclntab.TypeLayouts}): fields tagged GO_RTYPE, when DWARF and the
+     * catalog do not answer.
+     */
+    RUNTIME_TYPES
   }
 
   @Override

@@ -88,12 +88,12 @@ public record OffsetsResolution(
     return null;
   }
 
-  /** Whether events will carry the socket 4-tuple (all socket-identity fields resolved). */
+  /**
+   * Whether the probes find the connection of a stream's start (the {@code net.Conn} members of grpc-go's
+   * transport resolved); whether its socket is then identified is the binary's {@link ConnTypes}' part.
+   */
   public boolean socketIdentity() {
-    return values.containsKey(ProbeField.TCP_CONN_FD)
-        && values.containsKey(ProbeField.NET_FD_SYSFD)
-        && values.containsKey(ProbeField.ITAB_TCP_CONN)
-        && (values.containsKey(ProbeField.LOOPY_WRITER_CONN)
+    return (values.containsKey(ProbeField.LOOPY_WRITER_CONN)
             || values.containsKey(ProbeField.LOOPY_WRITER_FRAMER)
                 && values.containsKey(ProbeField.FRAMER_WRITER)
                 && values.containsKey(ProbeField.BUF_WRITER_CONN));

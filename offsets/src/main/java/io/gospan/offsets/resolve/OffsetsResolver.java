@@ -41,8 +41,6 @@ import org.slf4j.LoggerFactory;
 public final class OffsetsResolver {
   private static final Logger LOG = LoggerFactory.getLogger(OffsetsResolver.class);
 
-  private static final String SYSCALL_CONN_OLD = "google.golang.org/grpc/credentials/internal.syscallConn";
-
   private OffsetsResolver() {}
 
   /**
@@ -146,7 +144,22 @@ public final class OffsetsResolver {
       } else if (fromCatalog != null) {
         values.put(field, fromCatalog);
       } else {
-        missing.put(field, missingReason(answer, dm.get(field), dwarf == null));
+        FieldValue fromTypes = field.runtimeTypes() ? fromRuntimeTypes(binary, field) : null;
+        if (fromTypes != null) {
+          values.put(field, fromTypes);
+        } else {
+          missing.put(field, missingReason(answer, dm.get(field), dwarf == null)
+              + (field.runtimeTypes() ? "; not in the runtime type information either" : ""));
+        }
+      }
+    }
+    // A field only probes need whose functions the binary does not have (x/net's HTTP/2 server in a
+    // client that links x/net) is not resolved, whatever a source says: the catalog would answer it by
+    // the x/net version where the binary's DWARF has no such subprogram or type.
+    for (ProbeField field : ProbeField.values()) {
+      if (!field.neededBy().isEmpty() && field.neededBy().stream().noneMatch(functions::containsKey) && values.remove(field) != null) {
+        missing.put(field, "needed only by " + field.neededBy().stream().map(p -> p.name().toLowerCase(java.util.Locale.ROOT)).sorted().toList()
+            + ", whose functions are not in the binary");
       }
     }
     notes.keySet().retainAll(values.keySet());
@@ -278,6 +291,16 @@ public final class OffsetsResolver {
     }
   }
 
+  /** A GO_RTYPE member from the binary's runtime type information, or null when it does not show it. */
+  private static FieldValue fromRuntimeTypes(GoBinary binary, ProbeField field) throws GoBinaryException {
+    Optional<TypeLayouts> layouts = binary.typeLayouts();
+    if (layouts.isEmpty()) {
+      return null;
+    }
+    Optional<OptionalLong> off = layouts.get().memberOffset(field.path());
+    return off.isPresent() && off.get().isPresent() ? new FieldValue(null, off.get().getAsLong(), FieldValue.Source.RUNTIME_TYPES) : null;
+  }
+
   private static boolean sameValue(FieldValue a, FieldValue b) {
     return java.util.Objects.equals(a.location(), b.location()) && a.value() == b.value();
   }
@@ -325,14 +348,6 @@ public final class OffsetsResolver {
           }
           sum += off.getAsLong();
         }
-        if (failed != null && field == ProbeField.SYSCALL_CONN_CONN) {
-          // grpc-go before 1.30 kept syscallConn in credentials/internal.
-          OptionalLong old = dwarf.memberOffset(SYSCALL_CONN_OLD, "Conn");
-          if (old.isPresent()) {
-            failed = null;
-            sum = old.getAsLong();
-          }
-        }
         if (failed == null) {
           values.put(field, new FieldValue(null, sum, FieldValue.Source.DWARF));
         } else {
@@ -371,9 +386,6 @@ public final class OffsetsResolver {
       ProbeField field, ItabAddresses itabs, Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing) {
     String name = field.path().get(0);
     Optional<Long> addr = itabs.address(name);
-    if (addr.isEmpty() && field == ProbeField.ITAB_SYSCALL_CONN) {
-      addr = itabs.address(GoBinary.ITAB_GRPC_SYSCALL_CONN_OLD);
-    }
     if (addr.isPresent()) {
       FieldValue.Source src =
           itabs.source() == ItabAddresses.Source.ITABLINKS ? FieldValue.Source.ITABLINKS : FieldValue.Source.SYMTAB;

@@ -39,6 +39,18 @@ final class CatalogFixtures {
     return out.resolve("probe");
   }
 
+  /**
+   * The probe program built with this Go and grpc-go, unstripped ({@code probe}) and with {@code -s -w}
+   * ({@code probe.stripped}); their directory.
+   */
+  static Path probeWithStrippedTwin(String go, String grpc) {
+    Path out = OFFSETS.resolve("target/catalog-patch/" + grpc + "-go" + go);
+    List<String> cmd = List.of("env", "GOSPAN_STRIPPED=1", OFFSETS.resolve("src/catalog-gen/build-one.sh").toString(), go, grpc,
+        out.toString());
+    run(cmd, 1800);
+    return out;
+  }
+
   static String goOnPath() {
     String v = lastLine(run(List.of("go", "env", "GOVERSION"), 120));
     return v.startsWith("go") ? v.substring(2) : v;

@@ -42,7 +42,8 @@ final class ProbeTelemetry {
         .setDescription("Events lost in the kernel, by probe and reason (ring buffer full, user memory unreadable)")
         .buildObserver();
     ObservableLongMeasurement unidentified = m.counterBuilder("gospan.connections.unidentified")
-        .setDescription("Probe hits whose connection could not be unwrapped to a socket (unknown net.Conn type), by probe")
+        .setDescription("Streams whose start's connection could not be followed to its socket (a net.Conn type not in the"
+            + " binary's connection types, a failed read, not a socket: the span's gospan.connection.unidentified says which), by probe")
         .buildObserver();
     ObservableLongMeasurement hits = m.counterBuilder("gospan.probe.hits")
         .setDescription("Probe hits in traced programs (each costs the program the uprobe trap and the BPF program), by probe")

@@ -30,6 +30,8 @@ public final class RingBuffer implements AutoCloseable {
   /** Strongly referenced for as long as libbpf may call it (until ring_buffer__free). */
   private final LibbpfNative.SampleFn sampleFn;
   private byte[] scratch = new byte[4096];
+  /** The view handed to the handler, over {@code scratch}: one object for every record, not one per record. */
+  private ByteBuffer view = ByteBuffer.wrap(scratch).order(ByteOrder.LITTLE_ENDIAN);
   private Pointer rb;
   private long handlerFailures;
 
@@ -97,9 +99,11 @@ public final class RingBuffer implements AutoCloseable {
       int n = (int) size;
       if (scratch.length < n) {
         scratch = new byte[Math.max(n, scratch.length * 2)];
+        view = ByteBuffer.wrap(scratch).order(ByteOrder.LITTLE_ENDIAN);
       }
       data.get(0, scratch, 0, n);
-      handler.onRecord(ByteBuffer.wrap(scratch, 0, n).slice().order(ByteOrder.LITTLE_ENDIAN));
+      view.clear().limit(n); // position 0, limit n: the record; absolute reads are record offsets
+      handler.onRecord(view);
     } catch (RuntimeException e) {
       // Never unwind into native code; never stop consuming because of one record.
       handlerFailures++;

@@ -7,6 +7,7 @@ import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.elf.ElfFile;
 import io.gospan.offsets.elf.NotRegularFileException;
 import io.gospan.offsets.resolve.ArgLocation;
+import io.gospan.offsets.resolve.ConnTypes;
 import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.Preference;
@@ -146,6 +147,9 @@ public final class InspectCommand implements Callable<Integer> {
         out.printf("  %-34s %s%n", field.cName(), value);
       }
     }
+    if (resolution.isPresent()) {
+      printConnections(inspection);
+    }
     Optional<String> unsupported = inspection.unsupported();
     if (unsupported.isPresent()) {
       out.println("verdict:  " + esc(unsupported.get()));
@@ -155,11 +159,37 @@ public final class InspectCommand implements Callable<Integer> {
     boolean server = inspection.serverSpans();
     out.println("verdict:  " + (client ? "client spans" : "no client spans") + ", "
         + (server ? "server spans" : serveHttpOnly(inspection) ? "server spans through ServeHTTP only" : "no server spans")
-        + ", " + (inspection.socketLinking() ? "client->server linking by socket" : "no socket 4-tuples (spans are linked only by traceparent)"));
+        + ", " + esc(inspection.socketLinkingVerdict()));
     out.println("servehttp: " + serveHttp(inspection.serveHttp(Probe.HttpServer.XNET)) + "; "
         + serveHttp(inspection.serveHttp(Probe.HttpServer.NETHTTP)));
     out.println("calls linked inside the process: " + esc(inspection.inProcessLinking()));
     return ExitCodes.OK;
+  }
+
+  /**
+   * The connection types: how a {@code net.Conn} of each concrete type the binary stores in one leads to its
+   * socket (runtime type information), the types that do not, and PIE.
+   */
+  private void printConnections(BinaryInspection inspection) {
+    ConnTypes c = inspection.layout().connTypes();
+    if (c.unavailable() != null) {
+      out.println("connections: unknown: " + esc(c.unavailable()));
+      return;
+    }
+    out.println("connections: (runtime type information" + (inspection.layout().pie()
+        ? String.format("; PIE: addresses less the load bias, code linked at 0x%x", inspection.layout().textStart()) : "")
+        + "; netFD.pfd.Sysfd at " + (c.netFdSysfd() < 0 ? "unknown" : Long.toString(c.netFdSysfd())) + ")");
+    for (ConnTypes.Entry e : c.entries()) {
+      String how = switch (e.kind()) {
+        case SOCKET -> "socket: *net.netFD at +" + e.offset() + " (" + e.via() + ")";
+        case INTERFACE -> "wraps the connection at +" + e.offset() + " (" + e.via() + ")";
+        case POINTER -> "points at +" + e.offset() + " (" + e.via() + ") to " + c.entries().get(e.next()).type();
+      };
+      out.printf("  %-44s %s%s%n", esc(e.type()), esc(how), e.iface().isEmpty() || e.iface().equals("net.Conn") ? ""
+          : " (as " + esc(e.iface()) + ")");
+    }
+    c.unresolved().forEach((type, why) -> out.printf("  %-44s no socket: %s%n", esc(type), esc(why)));
+    c.dropped().forEach(type -> out.printf("  %-44s no socket: the table of %d types is full%n", esc(type), c.entries().size()));
   }
 
   /**

@@ -272,8 +272,8 @@ public record GospanConfig(
   /** Bounded batching between span assembly and the exporter. */
   public record BatchConfig(Integer maxQueueSize, Integer maxExportBatchSize, Duration scheduleDelay) {
     public BatchConfig {
-      maxQueueSize = maxQueueSize != null ? maxQueueSize : 8192;
-      maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 512;
+      maxQueueSize = maxQueueSize != null ? maxQueueSize : 32768;
+      maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 2048;
       scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(1);
     }
   }

@@ -13,6 +13,8 @@ import io.gospan.offsets.resolve.Preference;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.offsets.resolve.ProbeField;
 import io.gospan.offsets.code.FunctionCode;
+import io.gospan.offsets.resolve.ConnTypes;
+import io.gospan.receiver.probe.BinaryLayout;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -99,11 +101,11 @@ public final class BinaryInspection {
   private final String grpcNotInferred;
   private final Optional<String> xnetVersion;
   private final OffsetsResolution resolution;
-  private final Optional<long[]> readOnlyData;
+  private final BinaryLayout layout;
   private final Map<Probe, ProbePlan> plans;
 
   private BinaryInspection(
-      Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, Optional<long[]> readOnlyData,
+      Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, BinaryLayout layout,
       Map<Probe, Object> returns, OffsetsCatalog.BinaryVersions versions) {
     this.path = path;
     this.goVersion = Printable.escape(info.goVersion());
@@ -129,7 +131,7 @@ public final class BinaryInspection {
     this.grpcVersion = grpc;
     this.xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion).map(Printable::escape);
     this.resolution = resolution;
-    this.readOnlyData = readOnlyData;
+    this.layout = layout;
     Map<Probe, ProbePlan> p = new EnumMap<>(Probe.class);
     for (Probe probe : Probe.values()) {
       p.put(probe, plan(probe, resolution, registerAbi, returns.get(probe)));
@@ -241,8 +243,19 @@ public final class BinaryInspection {
         // the resolution above reported the same failure per field
       }
     }
-    return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? b.elf().readOnlyData() : Optional.empty(),
+    return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? layout(b) : BinaryLayout.NONE,
         returns(b, r), versions);
+  }
+
+  /** The binary's layout; a runtime type information that cannot be read only costs the connection types. */
+  private static BinaryLayout layout(GoBinary b) {
+    try {
+      return BinaryLayout.of(b);
+    } catch (GoBinaryException | RuntimeException e) {
+      boolean pie = b.elf().positionIndependent();
+      return new BinaryLayout(b.elf().readOnlyData(), pie, pie ? b.elf().executableStart().orElse(0) : 0,
+          ConnTypes.unavailable("the runtime type information cannot be read: " + Printable.escape(e.getMessage())));
+    }
   }
 
   /** The path inspected. */
@@ -302,9 +315,12 @@ public final class BinaryInspection {
     return Optional.ofNullable(resolution);
   }
 
-  /** The binary's read-only data {@code [start, end)} (ElfFile.readOnlyData): empty for a PIE. */
-  public Optional<long[]> readOnlyData() {
-    return readOnlyData;
+  /**
+   * What the binary's slot holds besides its offsets: read-only data, PIE load bias, connection types
+   * ({@link BinaryLayout#NONE} when the binary does not link grpc-go).
+   */
+  public BinaryLayout layout() {
+    return layout;
   }
 
   /** Every probe's plan, in {@link Probe} order. */
@@ -374,9 +390,42 @@ public final class BinaryInspection {
     return "yes (ctx walk" + (goid ? ", goroutine" : "") + (parentGoid ? ", parent goroutine)" : ")");
   }
 
-  /** Whether events carry the socket 4-tuple, linking a client span to its server span. */
+  /**
+   * Whether a stream's start carries its socket (TCP 4-tuple, or a unix socket's inodes and path), linking
+   * a client span to its server span: the transport's {@code net.Conn} members resolved, and some
+   * connection type of the binary leading to a socket.
+   */
   public boolean socketLinking() {
-    return resolution != null && resolution.socketIdentity();
+    return resolution != null && resolution.socketIdentity() && layout.connTypes().identifiesSockets()
+        && (resolution.values().containsKey(ProbeField.NET_FD_SYSFD) || layout.connTypes().netFdSysfd() >= 0);
+  }
+
+  /**
+   * What {@code inspect}'s verdict says of linking by socket: "client->server linking by socket (...)", or
+   * "no socket identity: why (spans are linked only by traceparent)".
+   */
+  public String socketLinkingVerdict() {
+    ConnTypes c = layout.connTypes();
+    if (socketLinking()) {
+      long wrappers = c.entries().stream().filter(e -> e.kind() != ConnTypes.Kind.SOCKET && e.itab() != 0).count();
+      boolean tcp = c.netConn("*net.TCPConn").isPresent();
+      boolean unix = c.netConn("*net.UnixConn").isPresent();
+      String kinds = tcp && unix ? "TCP and unix domain sockets" : tcp ? "TCP" : unix ? "unix domain sockets" : "sockets";
+      return "client->server linking by socket (" + kinds + (layout.pie() ? ", PIE load bias per process" : "")
+          + "; " + wrappers + " connection wrapper type" + (wrappers == 1 ? "" : "s") + " unwrapped"
+          + (c.unresolved().isEmpty() ? "" : ", " + c.unresolved().size() + " not: their connections carry no socket") + ")";
+    }
+    String why;
+    if (resolution == null || !resolution.socketIdentity()) {
+      why = "grpc-go's net.Conn members are unresolved";
+    } else if (c.unavailable() != null) {
+      why = Printable.escape(c.unavailable());
+    } else if (!c.identifiesSockets()) {
+      why = "no connection type of the binary leads to a *net.netFD";
+    } else {
+      why = "net.netFD's pfd.Sysfd is neither resolved nor in the runtime type information";
+    }
+    return "no socket identity: " + why + " (spans are linked only by traceparent)";
   }
 
   /** gRPC served through one HTTP/2 server copy's {@code ServeHTTP}. */

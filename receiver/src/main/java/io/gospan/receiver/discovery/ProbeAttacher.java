@@ -129,7 +129,7 @@ public final class ProbeAttacher implements AutoCloseable {
     OffsetsResolution r = inspection.resolution().orElseThrow();
     while (true) {
       try {
-        probes.putBinary(key, ProbeOffsets.toGoOffsets(r), inspection.readOnlyData());
+        probes.putBinary(key, ProbeOffsets.toGoOffsets(r), inspection.layout());
         break;
       } catch (IllegalStateException e) { // every slot taken
         if (lingering.isEmpty()) {

@@ -4,6 +4,9 @@ import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,6 +15,12 @@ import org.slf4j.LoggerFactory;
  * The running tracer: the probes loaded, one thread polling the ring buffer into an event
  * consumer (its poll blocks), and discovery ({@link Tracer}) on its own single thread.
  * {@link #close()} stops both, detaches every probe and frees every map.
+ *
+ * <p>A process's exit reaches the listener on the polling thread, after every event the process
+ * wrote before it died: discovery finds an exit by a {@code /proc} scan, while the process's last
+ * events (a short-lived client's trailers) may still wait in the ring buffer (up to {@link
+ * #POLL_MILLIS}); ending its spans at the exit first would make them incomplete ({@code
+ * process_exited}) and lose the events that follow.
  */
 public final class Sidecar implements AutoCloseable {
 
@@ -87,8 +96,14 @@ public final class Sidecar implements AutoCloseable {
   private final Thread poller;
   private volatile boolean running = true;
   private volatile boolean execsWatched;
+  /** Exits discovery found, handed to the listener by the polling thread after a drain. */
+  private final ConcurrentLinkedQueue<Exit> exits = new ConcurrentLinkedQueue<>();
+  private final Tracer.Listener listener;
+
+  private record Exit(int pid, TracedBinary binary) {}
 
   private Sidecar(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {
+    this.listener = listener;
     // The tracer exists before the first event can arrive: probes attach only once it scans.
     this.probes =
         GrpcProbes.open(
@@ -96,8 +111,8 @@ public final class Sidecar implements AutoCloseable {
                 .withNewProcesses(this::undiscovered));
     this.tracer =
         new Tracer(
-            options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()), listener,
-            options.maxSkippedBinaries(), options.preference());
+            options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()),
+            new ExitsAfterEvents(listener, exits), options.maxSkippedBinaries(), options.preference());
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     poller.setDaemon(true);
   }
@@ -142,10 +157,57 @@ public final class Sidecar implements AutoCloseable {
     return probes;
   }
 
+  /** The listener, but exits are queued for the polling thread ({@link #deliverExits}). */
+  private record ExitsAfterEvents(Tracer.Listener delegate, ConcurrentLinkedQueue<Exit> exits) implements Tracer.Listener {
+    @Override
+    public void attached(ProcessEntry process, TracedBinary binary) {
+      delegate.attached(process, binary);
+    }
+
+    @Override
+    public void exited(int pid, TracedBinary binary) {
+      exits.add(new Exit(pid, binary));
+    }
+
+    @Override
+    public void undiscovered(int pid, TracedBinary binary) {
+      delegate.undiscovered(pid, binary);
+    }
+
+    @Override
+    public void noPrivileges(String message) {
+      delegate.noPrivileges(message);
+    }
+  }
+
+  /**
+   * Hands the queued exits to the listener once the ring buffer is drained: every exit taken was
+   * queued after its process died, so the drain that follows the take reads every event it wrote.
+   * Polling thread (or {@link #close()} after it stopped).
+   */
+  private void deliverExits() {
+    if (exits.isEmpty()) {
+      return;
+    }
+    List<Exit> taken = new ArrayList<>();
+    for (Exit e; (e = exits.poll()) != null; ) {
+      taken.add(e);
+    }
+    probes.poll(0);
+    for (Exit e : taken) {
+      try {
+        listener.exited(e.pid(), e.binary());
+      } catch (RuntimeException ex) {
+        LOG.warn("handling the exit of pid {} failed: {}", e.pid(), ex.toString());
+      }
+    }
+  }
+
   private void pollLoop() {
     while (running) {
       try {
         probes.poll(POLL_MILLIS);
+        deliverExits();
       } catch (RuntimeException e) {
         LOG.error("polling the ring buffer failed; retrying", e);
         try {
@@ -174,6 +236,7 @@ public final class Sidecar implements AutoCloseable {
     }
     try {
       probes.poll(0); // what was already written still reaches the consumer
+      deliverExits();
     } catch (RuntimeException e) {
       LOG.debug("final ring buffer drain failed", e);
     }

@@ -27,6 +27,8 @@ public final class TracedBinary {
   private volatile Set<Probe> deferred = Set.of();
   private volatile Map<Probe, String> refused = Map.of();
   private volatile Set<Integer> pids = Set.of();
+  /** Whether its probes were described in the log already (once per binary, not per process). */
+  private boolean announced;
   /** {@link System#nanoTime()} when its last process exited while its probes stayed attached; 0: not lingering. */
   private volatile long lingeringSince;
 
@@ -119,6 +121,13 @@ public final class TracedBinary {
 
   void setDeferred(Set<Probe> probes) {
     deferred = Collections.unmodifiableSet(probes.isEmpty() ? EnumSet.noneOf(Probe.class) : EnumSet.copyOf(probes));
+  }
+
+  /** True the first time only: whether the caller is to describe the binary's probes in the log. Discovery thread. */
+  boolean announce() {
+    boolean first = !announced;
+    announced = true;
+    return first;
   }
 
   void refuse(Probe probe, String reason) {

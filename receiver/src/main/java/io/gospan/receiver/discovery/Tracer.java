@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -306,11 +307,31 @@ public final class Tracer implements AutoCloseable {
     attacher.processStarted(binary, pid);
     traced.put(pid, binary);
     watcher.follow(pid);
-    LOG.info(
-        "tracing pid {} ({}): {}, grpc-go {}, offsets from {}, probes attached {}{}",
-        pid, Printable.escape(p.exePath()), binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
-        binary.refused().isEmpty() ? "" : ", refused " + binary.refused());
+    if (binary.announce()) {
+      LOG.info(
+          "tracing pid {} ({}): {}, grpc-go {}, offsets from {}, probes attached {}{}",
+          pid, Printable.escape(p.exePath()), binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
+          binary.refused().isEmpty() ? "" : ", refused " + Printable.escape(refusals(binary.refused())));
+    } else {
+      // a binary's probes serve all its processes: said once, not again for every run of a command-line client
+      LOG.info("tracing pid {} ({}): its binary is traced already", pid, Printable.escape(p.exePath()));
+    }
     listener.attached(p, binary);
+  }
+
+  /**
+   * The refused probes grouped by the reason they share, each reason once: {@code [A, B]: why; [C]:
+   * other}. A reason of the form {@code "field unresolved: why"} is grouped by {@code why}.
+   */
+  static String refusals(Map<Probe, String> refused) {
+    Map<String, List<Probe>> byReason = new LinkedHashMap<>();
+    refused.forEach((probe, reason) -> {
+      int i = reason.indexOf(" unresolved: ");
+      byReason.computeIfAbsent(i < 0 ? reason : reason.substring(i + " unresolved: ".length()), r -> new ArrayList<>()).add(probe);
+    });
+    StringBuilder b = new StringBuilder();
+    byReason.forEach((reason, probes) -> b.append(b.isEmpty() ? "" : "; ").append(probes).append(": ").append(reason));
+    return b.toString();
   }
 
   /**

@@ -18,6 +18,9 @@ import java.util.List;
  * @param endStream the HEADERS frame carries END_STREAM (trailers, or trailers-only)
  * @param fields the captured header fields, in wire order
  * @param fieldsTruncated the frame had more fields than BPF captured
+ * @param socketUnknown on a stream's start without {@code sockets}: why the connection's socket was not
+ *     identified ({@code unknown_type}, {@code read_failed}, ...: {@code gospan.connection.unidentified}); else
+ *     null
  */
 public record HeaderEvent(
     int pid,
@@ -31,21 +34,24 @@ public record HeaderEvent(
     int streamId,
     boolean endStream,
     List<HeaderField> fields,
-    boolean fieldsTruncated)
+    boolean fieldsTruncated,
+    String socketUnknown)
     implements ProbeEvent {
 
   public HeaderEvent {
     fields = fields == null ? List.of() : List.copyOf(fields);
   }
 
+  /** An event whose socket, when absent, was not asked for. */
+  public HeaderEvent(int pid, int tid, long monotonicNs, ProbeKind probe, Side side, long connectionId, int fd,
+      SocketPair sockets, int streamId, boolean endStream, List<HeaderField> fields, boolean fieldsTruncated) {
+    this(pid, tid, monotonicNs, probe, side, connectionId, fd, sockets, streamId, endStream, fields, fieldsTruncated, null);
+  }
+
   /** The first value of header {@code name} (lower case), or {@code null}. */
   public String header(String name) {
-    for (HeaderField f : fields) {
-      if (f.name().equals(name)) {
-        return f.value();
-      }
-    }
-    return null;
+    HeaderField f = field(name);
+    return f != null ? f.value() : null;
   }
 
   /**
@@ -59,7 +65,8 @@ public record HeaderEvent(
 
   /** The first field named {@code name}, or {@code null}. */
   public HeaderField field(String name) {
-    for (HeaderField f : fields) {
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator: called several times per event
+      HeaderField f = fields.get(i);
       if (f.name().equals(name)) {
         return f;
       }

@@ -30,10 +30,13 @@ import org.slf4j.LoggerFactory;
  * ms after its creation (the library keeps writer and reader on different files by age), so spans
  * wait at least that long on disk before they are sent: the price of surviving a restart.
  *
- * <p>The library does not say how many spans a file it deleted for room held; this class keeps the
- * span count of every file it wrote to (by its name) and counts a file that disappears before it
- * was read out as dropped. Files left by an earlier run have no known count: their loss is logged
- * as a file.
+ * <p>The library does not say which file a batch went to or came from, nor how many spans a file
+ * it deleted held; this class keeps the span count of every file it wrote to (by its name): a
+ * written batch is counted in the file that grew, a sent batch taken from the file that shrank or
+ * went (the library truncates a sent batch off its file's top: disk-buffering 1.53.0-alpha,
+ * ReadableFile.removeTopItem), and the spans of a file that disappears before it was read out are
+ * counted as dropped. Files left by an earlier run have no known count: their loss is logged as a
+ * file.
  */
 final class DiskBacklog implements Backlog {
   private static final Logger log = LoggerFactory.getLogger(DiskBacklog.class);
@@ -113,19 +116,36 @@ final class DiskBacklog implements Backlog {
 
   @Override
   public long offer(List<SpanData> batch) {
+    Map<String, Long> before = sizes();
     WriteResult r = storage.write(batch).join();
     if (!r.isSuccessful()) {
       log.warn("export queue: cannot write {} span(s) to {} (dropped): {}", batch.size(), dir,
           r.getError() != null ? r.getError().toString() : "a batch larger than a file (" + fileSize + " bytes)");
       return batch.size() + vanished();
     }
-    List<String> names = names();
-    if (!names.isEmpty()) {
-      String newest = names.stream().max(DiskBacklog::byAge).orElseThrow();
-      counts.merge(newest, (long) batch.size(), (a, b) -> a == UNKNOWN ? UNKNOWN : a + b);
+    Map<String, Long> after = sizes();
+    String written = null;
+    for (Map.Entry<String, Long> e : after.entrySet()) {
+      if (e.getValue() > before.getOrDefault(e.getKey(), -1L)) {
+        written = e.getKey(); // the one file that grew (or appeared)
+      }
     }
-    enforceBound();
-    return vanished();
+    if (written == null && !after.isEmpty()) {
+      written = after.keySet().stream().max(DiskBacklog::byAge).orElseThrow(); // not expected: the newest
+    }
+    if (written != null) {
+      counts.merge(written, (long) batch.size(), (a, b) -> a == UNKNOWN ? UNKNOWN : a + b);
+    }
+    return enforceBound() + vanished();
+  }
+
+  /** Each file's size in bytes, by name. */
+  private Map<String, Long> sizes() {
+    Map<String, Long> out = new java.util.HashMap<>();
+    for (String n : names()) {
+      out.put(n, new File(dir.toFile(), n).length());
+    }
+    return out;
   }
 
   /**
@@ -135,22 +155,30 @@ final class DiskBacklog implements Backlog {
    * grew to 1.4 MB with a 1 MiB bound; and deleting the file its reader has open wedges the
    * reader.) Neither the oldest file (the library's reader may hold it open: deleting it under the reader
    * would wedge it) nor the newest (being written) is deleted here; with files of at most a
-   * quarter of the bound, that keeps the folder within it.
+   * quarter of the bound, that keeps the folder within it. Returns the spans deleted.
    */
-  private void enforceBound() {
+  private long enforceBound() {
     List<String> names = names();
     names.sort(DiskBacklog::byAge);
     long total = 0;
     for (String n : names) {
       total += new File(dir.toFile(), n).length();
     }
+    long dropped = 0;
     for (int i = 1; i < names.size() - 1 && total > maxBytes; i++) {
       File f = new File(dir.toFile(), names.get(i));
       long len = f.length();
       if (f.delete()) {
         total -= len;
+        Long n = counts.remove(names.get(i));
+        if (n != null && n == UNKNOWN) {
+          log.warn("export queue: a file of an earlier run was dropped from {} (span count unknown)", dir);
+        } else if (n != null) {
+          dropped += n;
+        }
       }
     }
+    return dropped;
   }
 
   /** Files gone that were not read out: dropped by the library for room (or by age); their spans. */
@@ -191,15 +219,20 @@ final class DiskBacklog implements Backlog {
     }
     int n = current.size();
     current = null;
+    Map<String, Long> before = sizes();
     reader.remove(); // deletes the batch from its file now (the file once empty), not at the next read
-    // The batch came from the oldest file that still holds spans.
-    Map.Entry<String, Long> oldest = counts.firstEntry();
-    if (oldest != null) {
-      boolean gone = !new File(dir.toFile(), oldest.getKey()).exists();
-      if (gone) {
-        counts.remove(oldest.getKey());
-      } else if (oldest.getValue() != UNKNOWN) {
-        counts.put(oldest.getKey(), Math.max(0, oldest.getValue() - n));
+    Map<String, Long> after = sizes();
+    // The batch came from the file that shrank, or went when it was its last.
+    for (Map.Entry<String, Long> e : before.entrySet()) {
+      Long now = after.get(e.getKey());
+      if (now == null || now < e.getValue()) {
+        Long left = counts.get(e.getKey());
+        if (now == null) {
+          counts.remove(e.getKey());
+        } else if (left != null && left != UNKNOWN) {
+          counts.put(e.getKey(), Math.max(0, left - n));
+        }
+        break;
       }
     }
     droppedElsewhere += vanished();

@@ -271,6 +271,9 @@ public final class Pipeline implements AutoCloseable {
   public void registerProcess(ProcessInfo info) {
     metadata.register(info);
     metadata.resource(info.pid()); // read /proc now, not under the assembler's lock at the first span
+    if (red != null) {
+      red.processStarted(info.pid());
+    }
   }
 
   /** The process exited: its in-flight streams end (incomplete), its resource and metrics are dropped. */

@@ -33,6 +33,11 @@ import java.util.function.IntFunction;
  * class is a {@link MetricProducer}: registered on gospan's own meter provider, its periodic OTLP
  * reader collects every process's metrics along with gospan's self-telemetry. Only spans whose end
  * was seen are recorded (incomplete ones have no status).
+ *
+ * <p>A process that exited ({@link #forget}) keeps its metrics until the next {@link #produce}, so
+ * its last calls are exported once, then they go; a span of it that ends later (held for linking,
+ * or timed out) is exported the same way, at most {@value #EXITED_REMEMBERED} exited pids being
+ * remembered for that, so an exited process never leaves an entry behind.
  */
 public final class RedMetrics implements MetricProducer, AutoCloseable {
   /** Seconds; the conventions' advice, with sub-millisecond buckets added for in-cluster gRPC. */
@@ -45,7 +50,16 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
 
   private final RpcSemconv.Mode mode;
   private final IntFunction<Resource> resourceOf;
+  static final int EXITED_REMEMBERED = 4096;
+
   private final Map<Integer, PerProcess> processes = new ConcurrentHashMap<>();
+  /** Pids that exited (oldest first, bounded): an entry made for one of them goes at the next produce. */
+  private final java.util.Set<Integer> exited = java.util.Collections.newSetFromMap(new java.util.LinkedHashMap<>() {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Integer, Boolean> eldest) {
+      return size() > EXITED_REMEMBERED;
+    }
+  });
   private volatile boolean closed;
 
   /**
@@ -62,7 +76,13 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
     if (!f.complete() || closed) {
       return;
     }
-    PerProcess p = processes.computeIfAbsent(f.pid(), pid -> new PerProcess(resourceOf.apply(pid)));
+    PerProcess p = processes.computeIfAbsent(f.pid(), pid -> {
+      PerProcess n = new PerProcess(resourceOf.apply(pid));
+      synchronized (exited) {
+        n.exited = exited.contains(pid);
+      }
+      return n;
+    });
     boolean server = f.side() == Side.SERVER;
     if (mode.emitStable()) {
       (server ? p.serverSeconds : p.clientSeconds)
@@ -74,19 +94,35 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
     }
   }
 
-  /** Drops the metrics of a process that exited. */
+  /** A process exited: its metrics are produced once more, then dropped. */
   public void forget(int pid) {
-    PerProcess p = processes.remove(pid);
+    synchronized (exited) {
+      exited.add(pid);
+    }
+    PerProcess p = processes.get(pid);
     if (p != null) {
-      p.provider.close();
+      p.exited = true;
     }
   }
 
+  /** A new process has {@code pid} (a pid that exited may be reused). */
+  public void processStarted(int pid) {
+    synchronized (exited) {
+      exited.remove(pid);
+    }
+  }
+
+  /** Every process's metrics; those of exited processes for the last time. Single consumer. */
   @Override
   public Collection<MetricData> produce(Resource ignored) {
     List<MetricData> out = new ArrayList<>();
-    for (PerProcess p : processes.values()) {
+    for (Map.Entry<Integer, PerProcess> e : processes.entrySet()) {
+      PerProcess p = e.getValue();
+      boolean last = p.exited;
       out.addAll(p.reader.collect());
+      if (last && processes.remove(e.getKey(), p)) {
+        p.provider.close();
+      }
     }
     return out;
   }
@@ -100,6 +136,7 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
 
   private final class PerProcess {
     final PullReader reader = new PullReader();
+    volatile boolean exited;
     final SdkMeterProvider provider;
     final DoubleHistogram serverSeconds;
     final DoubleHistogram clientSeconds;

@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
  * @param flags {@code enum header_event_flags} ({@link GrpcConstants#EVENT_END_STREAM}, ...)
  * @param fieldCount header fields that follow
  * @param fd socket fd in pid, -1 unknown
+ * @param connStatus {@code enum conn_status}: why a stream's start has no socket ({@link GrpcConstants#CONN_OK}, ...)
  * @param exe the task's executable (device + inode)
  */
 public record EventRecord(
@@ -29,6 +30,7 @@ public record EventRecord(
     int flags,
     int fieldCount,
     int fd,
+    int connStatus,
     ExeKey exe) {
 
   private static final int TS = GrpcLayouts.HEADER_EVENT.offset("ts_ns");
@@ -41,6 +43,7 @@ public record EventRecord(
   private static final int FLAGS = GrpcLayouts.HEADER_EVENT.offset("flags");
   private static final int FIELD_COUNT = GrpcLayouts.HEADER_EVENT.offset("field_count");
   private static final int FD = GrpcLayouts.HEADER_EVENT.offset("fd");
+  private static final int CONN_STATUS = GrpcLayouts.HEADER_EVENT.offset("conn_status");
   private static final int EXE_DEV = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("dev");
   private static final int EXE_INO = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino");
 
@@ -49,7 +52,8 @@ public record EventRecord(
 
   /**
    * Decodes the fixed part of a record (little-endian buffer, position 0). A record holds the
-   * fixed part and its {@code field_count} fields only (grpc.bpf.c sends the used part).
+   * fixed part and its {@code field_count} fields only (grpc.bpf.c sends the used part), then, with
+   * {@link GrpcConstants#EVENT_SOCKET_PATH}, a {@code struct socket_path}.
    *
    * @throws IllegalArgumentException when the record is shorter than its fixed part
    */
@@ -69,6 +73,7 @@ public record EventRecord(
         Byte.toUnsignedInt(b.get(FLAGS)),
         Byte.toUnsignedInt(b.get(FIELD_COUNT)),
         b.getInt(FD),
+        Byte.toUnsignedInt(b.get(CONN_STATUS)),
         new ExeKey(b.getLong(EXE_DEV), b.getLong(EXE_INO)));
   }
 

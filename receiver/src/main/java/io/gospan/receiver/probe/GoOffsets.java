@@ -74,6 +74,14 @@ public final class GoOffsets {
     return this;
   }
 
+  /** Leaves a field unset (-1, NONE or 0 in {@link #toBytes()}), by its name in {@code struct go_offsets}. */
+  public GoOffsets unset(String field) {
+    leaf(field);
+    locations.remove(field);
+    offsets.remove(field);
+    return this;
+  }
+
   /** The {@code struct go_offsets} bytes: unset offset fields are -1, unset locations NONE. */
   public byte[] toBytes() {
     ByteBuffer b = GrpcLayouts.GO_OFFSETS.allocate();

@@ -20,7 +20,6 @@ import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -214,11 +213,11 @@ public final class GrpcProbes implements AutoCloseable {
    * cookie (and others through {@code slot_by_exe}, by the executable). Putting a binary again
    * rewrites its slot; its probes keep working.
    *
-   * @param readOnlyData the binary's read-only data {@code [start, end)} ({@code
-   *     ElfFile.readOnlyData}; empty for a PIE): header names there are then recognised by address
+   * @param layout the binary's read-only data (header names there are then recognised by address), load
+   *     bias and connection types (without them no stream carries its socket)
    * @throws IllegalStateException when every slot (GrpcLayouts.BINARY_SLOTS) is taken
    */
-  public void putBinary(ExeKey key, GoOffsets goOffsets, Optional<long[]> readOnlyData) {
+  public void putBinary(ExeKey key, GoOffsets goOffsets, BinaryLayout layout) {
     byte[] offsetBytes = goOffsets.toBytes();
     synchronized (cookies) {
       Long cookie = cookies.get(key);
@@ -236,10 +235,7 @@ public final class GrpcProbes implements AutoCloseable {
       ByteBuffer b = GrpcLayouts.BINARY.allocate();
       b.put(GrpcLayouts.BINARY.offset("exe"), key.toBytes());
       b.putLong(GrpcLayouts.BINARY.offset("generation"), cookie >>> 32);
-      readOnlyData.ifPresent(r -> {
-        b.putLong(GrpcLayouts.BINARY.offset("rodata_start"), r[0]);
-        b.putLong(GrpcLayouts.BINARY.offset("rodata_end"), r[1]);
-      });
+      layout.writeTo(b);
       b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
       // An array slot is written in place: it is complete before anything can find it (probes
       // attach with its cookie after this returns; slot_by_exe is written after it).

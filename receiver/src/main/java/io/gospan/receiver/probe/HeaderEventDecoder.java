@@ -11,7 +11,6 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -24,6 +23,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class HeaderEventDecoder {
 
+  private static final int AF_UNIX = 1;
   private static final int AF_INET = 2;
   private static final int AF_INET6 = 10;
 
@@ -43,7 +43,11 @@ public final class HeaderEventDecoder {
       new java.util.LinkedHashMap<>(1024, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(java.util.Map.Entry<Integer, ExeKey> e) {
-          return size() > MAX_REMEMBERED_PIDS;
+          if (size() > MAX_REMEMBERED_PIDS) {
+            forgetPid(e.getKey());
+            return true;
+          }
+          return false;
         }
       };
 
@@ -117,10 +121,7 @@ public final class HeaderEventDecoder {
       return null;
     }
     int pid = b.getInt(o.pid);
-    ExeKey exe = new ExeKey(b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("dev")), b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("ino")));
-    if (!exe.equals(seen.put(pid, exe))) {
-      newProcesses.firstEvent(pid, exe);
-    }
+    exeOf(pid, b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("dev")), b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("ino")));
     return new StreamParent(pid, b.getInt(o.tid), b.getLong(o.ts), conn, stream, parentConn, parentStream, v);
   }
 
@@ -144,52 +145,224 @@ public final class HeaderEventDecoder {
       malformed.increment();
       return null;
     }
-    EventRecord r = EventRecord.decode(b);
-    GrpcProbe sender = GrpcProbe.ofId(r.probe());
+    // The fixed part is read in place (EventRecord.decode has the same reads, as a value).
+    int probeId = Byte.toUnsignedInt(b.get(E.probe));
+    int sideId = Byte.toUnsignedInt(b.get(E.side));
+    int flags = Byte.toUnsignedInt(b.get(E.flags));
+    int fieldCount = Byte.toUnsignedInt(b.get(E.fieldCount));
+    GrpcProbe sender = GrpcProbe.ofId(probeId);
     ProbeKind probe = sender == null ? null : sender.eventKind();
-    Side side = r.side() == GrpcConstants.SIDE_CLIENT ? Side.CLIENT : r.side() == GrpcConstants.SIDE_SERVER ? Side.SERVER : null;
-    if (probe == null || side == null || r.fieldCount() > GrpcLayouts.MAX_FIELDS
-        || b.remaining() < EventRecord.FIXED_SIZE + r.fieldCount() * GrpcLayouts.HEADER_FIELD.size()) {
+    Side side = sideId == GrpcConstants.SIDE_CLIENT ? Side.CLIENT : sideId == GrpcConstants.SIDE_SERVER ? Side.SERVER : null;
+    boolean socketPath = (flags & GrpcConstants.EVENT_SOCKET_PATH) != 0;
+    if (probe == null || side == null || fieldCount > GrpcLayouts.MAX_FIELDS
+        || b.remaining() < EventRecord.FIXED_SIZE + (fieldCount + (socketPath ? 1 : 0)) * GrpcLayouts.HEADER_FIELD.size()) {
       malformed.increment();
       return null;
     }
-    if (!r.exe().equals(seen.put(r.pid(), r.exe()))) {
-      newProcesses.firstEvent(r.pid(), r.exe()); // a new pid, or a pid reused by another binary
-    }
-    List<HeaderField> fields = new ArrayList<>(r.fieldCount());
-    for (int i = 0; i < r.fieldCount(); i++) {
+    int pid = b.getInt(E.pid);
+    ExeKey exe = exeOf(pid, b.getLong(E.exeDev), b.getLong(E.exeIno));
+    HeaderField[] fields = new HeaderField[fieldCount];
+    for (int i = 0; i < fieldCount; i++) {
       int at = E.fields + i * GrpcLayouts.HEADER_FIELD.size();
-      String name = names.name(Byte.toUnsignedInt(b.get(at + E.nameId)));
+      int nameId = Byte.toUnsignedInt(b.get(at + E.nameId));
+      String name = names.name(nameId);
       int len = Short.toUnsignedInt(b.getShort(at + E.valueLen));
       if (name == null || len > GrpcLayouts.VALUE_LEN) {
         malformed.increment();
         return null;
       }
       boolean truncated = (b.get(at + E.fieldFlags) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
-      byte[] value = new byte[len];
-      b.get(at + E.value, value, 0, len);
-      fields.add(new HeaderField(name, new String(value, StandardCharsets.UTF_8), truncated));
+      fields[i] = fieldCache.field(b, at + E.value, len, nameId, name, truncated);
     }
-    return new Decoded(sender, r.exe(), new HeaderEvent(
-        r.pid(),
-        r.tid(),
-        r.tsNs(),
+    return new Decoded(sender, exe, new HeaderEvent(
+        pid,
+        b.getInt(E.tid),
+        b.getLong(E.ts),
         probe,
         side,
-        r.connId(),
-        r.fd(),
-        sockets(b),
-        (int) r.streamId(),
-        r.endStream(),
-        fields,
-        (r.flags() & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0));
+        b.getLong(E.connId),
+        b.getInt(E.fd),
+        socketCache.sockets(b, fieldCount),
+        b.getInt(E.streamId),
+        (flags & GrpcConstants.EVENT_END_STREAM) != 0,
+        List.of(fields),
+        (flags & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0,
+        (flags & GrpcConstants.EVENT_CONN_UNKNOWN) == 0 ? null : socketUnknown(EventRecord.decode(b))));
   }
 
-  /** The 4-tuple the BPF program read from the kernel socket, or null when it could not. */
-  static SocketPair sockets(ByteBuffer b) {
+  // The pid -> executable check of every record, without a map operation or an ExeKey per record:
+  // a direct-mapped cache by pid in front of `seen` (a slot is cleared when `seen` forgets its pid).
+  private static final int PID_SLOTS = 4096;
+  private final int[] slotPid = new int[PID_SLOTS];
+  private final ExeKey[] slotExe = new ExeKey[PID_SLOTS];
+
+  /** The executable of a record of {@code pid}; tells the listener when it is new for the pid. */
+  private ExeKey exeOf(int pid, long dev, long ino) {
+    int slot = pid & (PID_SLOTS - 1);
+    ExeKey cached = slotExe[slot];
+    if (cached != null && slotPid[slot] == pid && cached.dev() == dev && cached.ino() == ino) {
+      return cached;
+    }
+    ExeKey exe = new ExeKey(dev, ino);
+    if (!exe.equals(seen.put(pid, exe))) {
+      newProcesses.firstEvent(pid, exe); // a new pid, or a pid reused by another binary
+    }
+    slotPid[slot] = pid;
+    slotExe[slot] = exe;
+    return exe;
+  }
+
+  private void forgetPid(int pid) {
+    int slot = pid & (PID_SLOTS - 1);
+    if (slotPid[slot] == pid) {
+      slotExe[slot] = null;
+    }
+  }
+
+  private final FieldCache fieldCache = new FieldCache();
+  private final SocketCache socketCache = new SocketCache();
+
+  /**
+   * Decoded header fields by (name id, truncated, value bytes), direct-mapped: a value seen before
+   * (a method's {@code :path}, an {@code :authority}, {@code grpc-status} 0) is decoded once, not
+   * into a new {@code String} and {@link HeaderField} per record. A slot holds the last field that
+   * hashed to it, so unique values ({@code traceparent}) only replace each other.
+   */
+  static final class FieldCache {
+    private static final int SLOTS = 1024;
+    private final byte[][] bytes = new byte[SLOTS][];
+    private final int[] ids = new int[SLOTS]; // name id << 1 | truncated
+    private final HeaderField[] fields = new HeaderField[SLOTS];
+
+    HeaderField field(ByteBuffer b, int at, int len, int nameId, String name, boolean truncated) {
+      int id = nameId << 1 | (truncated ? 1 : 0);
+      int h = id * 31 + len;
+      for (int i = 0; i < len; i++) {
+        h = h * 31 + b.get(at + i);
+      }
+      int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
+      byte[] known = bytes[slot];
+      if (known != null && ids[slot] == id && known.length == len && equal(b, at, known)) {
+        return fields[slot];
+      }
+      byte[] value = new byte[len];
+      b.get(at, value, 0, len);
+      HeaderField f = new HeaderField(name, new String(value, StandardCharsets.UTF_8), truncated);
+      bytes[slot] = value;
+      ids[slot] = id;
+      fields[slot] = f;
+      return f;
+    }
+
+    private static boolean equal(ByteBuffer b, int at, byte[] known) {
+      for (int i = 0; i < known.length; i++) {
+        if (b.get(at + i) != known[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  /**
+   * Decoded TCP 4-tuples by their record bytes (family, ports, addresses), direct-mapped: a stream's
+   * start on a connection seen before reuses its {@link SocketPair} instead of two {@code
+   * InetAddress}es and two {@code InetSocketAddress}es per start. Unix domain sockets' ends are
+   * decoded each time ({@link HeaderEventDecoder#sockets}).
+   */
+  static final class SocketCache {
+    private static final int SLOTS = 256;
+    private final long[][] keys = new long[SLOTS][];
+    private final SocketPair[] pairs = new SocketPair[SLOTS];
+
+    SocketPair sockets(ByteBuffer b, int fieldCount) {
+      int family = Short.toUnsignedInt(b.getShort(E.family));
+      if ((family != AF_INET && family != AF_INET6) || (b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+        return HeaderEventDecoder.sockets(b, fieldCount);
+      }
+      long k0 = ((long) family << 32) | ((long) Short.toUnsignedInt(b.getShort(E.localPort)) << 16)
+          | Short.toUnsignedInt(b.getShort(E.remotePort));
+      long k1 = b.getLong(E.localAddr);
+      long k2 = b.getLong(E.localAddr + 8);
+      long k3 = b.getLong(E.remoteAddr);
+      long k4 = b.getLong(E.remoteAddr + 8);
+      long h = (((k0 * 31 + k1) * 31 + k2) * 31 + k3) * 31 + k4;
+      int slot = (int) (h ^ (h >>> 32) ^ (h >>> 16)) & (SLOTS - 1);
+      long[] k = keys[slot];
+      if (k != null && k[0] == k0 && k[1] == k1 && k[2] == k2 && k[3] == k3 && k[4] == k4) {
+        return pairs[slot];
+      }
+      SocketPair p = HeaderEventDecoder.sockets(b, fieldCount);
+      // the two ends as objects seen before: a client's pair and its server's mirrored pair then
+      // hold the same two objects, and the flow keys that link them compare by identity first
+      p = new SocketPair(endpoint(p.local()), endpoint(p.remote()));
+      keys[slot] = new long[] {k0, k1, k2, k3, k4};
+      pairs[slot] = p;
+      return p;
+    }
+
+    private final SocketPair.Endpoint[] endpoints = new SocketPair.Endpoint[SLOTS];
+
+    private SocketPair.Endpoint endpoint(SocketPair.Endpoint a) {
+      int slot = (a.hashCode() * 0x9E3779B9 >>> 24) & (SLOTS - 1);
+      SocketPair.Endpoint known = endpoints[slot];
+      if (a.equals(known)) {
+        return known;
+      }
+      endpoints[slot] = a;
+      return a;
+    }
+  }
+
+  /**
+   * Why a stream's start has no socket, as {@code gospan.connection.unidentified} says it ({@code enum
+   * conn_status}); null when it has one or was not asked for one.
+   */
+  static String socketUnknown(EventRecord r) {
+    if ((r.flags() & GrpcConstants.EVENT_CONN_UNKNOWN) == 0) {
+      return null;
+    }
+    int s = r.connStatus();
+    if (s == GrpcConstants.CONN_OK) {
+      return r.connId() == 0 ? "no_connection" : null;
+    }
+    return s == GrpcConstants.CONN_NO_TYPES ? "no_type_information"
+        : s == GrpcConstants.CONN_UNKNOWN_TYPE ? "unknown_type"
+        : s == GrpcConstants.CONN_TOO_DEEP ? "too_many_wrappers"
+        : s == GrpcConstants.CONN_READ_FAILED ? "read_failed"
+        : s == GrpcConstants.CONN_NOT_SOCKET ? "not_a_socket"
+        : s == GrpcConstants.CONN_OTHER_FAMILY ? "other_address_family"
+        : s == GrpcConstants.CONN_NO_LOAD_BIAS ? "no_load_bias"
+        : "status_" + s;
+  }
+
+  /**
+   * The connection's ends the BPF program read from the kernel socket, or null when it could not: a TCP
+   * 4-tuple, or a unix domain socket's inodes (and path: the {@code struct socket_path} behind the
+   * record's {@code fieldCount} fields).
+   */
+  static SocketPair sockets(ByteBuffer b, int fieldCount) {
     int family = Short.toUnsignedInt(b.getShort(E.family));
+    if ((b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+      return null;
+    }
+    if (family == AF_UNIX) {
+      long local = b.getLong(E.localAddr);
+      long remote = b.getLong(E.remoteAddr);
+      String path = "";
+      boolean peer = false;
+      if ((b.get(E.flags) & GrpcConstants.EVENT_SOCKET_PATH) != 0) {
+        int at = E.fields + fieldCount * GrpcLayouts.HEADER_FIELD.size();
+        peer = b.get(at + E.pathPeer) != 0;
+        int len = Math.min(Short.toUnsignedInt(b.getShort(at + E.pathLen)), E.pathMax);
+        byte[] raw = new byte[len];
+        b.get(at + E.path, raw, 0, len);
+        path = unixPath(raw);
+      }
+      return new SocketPair(new SocketPair.Unix(local, peer ? "" : path), new SocketPair.Unix(remote, peer ? path : ""));
+    }
     int addrLen = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
-    if (addrLen == 0 || (b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+    if (addrLen == 0) {
       return null;
     }
     byte[] local = new byte[addrLen];
@@ -205,8 +378,38 @@ public final class HeaderEventDecoder {
     }
   }
 
+  /**
+   * A {@code sun_path} as {@code ss} prints it: a pathname up to its first NUL; an abstract name (first
+   * byte NUL) as {@code @} and the rest; non-printable characters escaped ({@link
+   * io.gospan.offsets.buildinfo.Printable}).
+   */
+  static String unixPath(byte[] raw) {
+    if (raw.length == 0) {
+      return "";
+    }
+    if (raw[0] == 0) {
+      return "@" + io.gospan.offsets.buildinfo.Printable.escape(new String(raw, 1, raw.length - 1, StandardCharsets.UTF_8));
+    }
+    int n = 0;
+    while (n < raw.length && raw[n] != 0) {
+      n++;
+    }
+    return io.gospan.offsets.buildinfo.Printable.escape(new String(raw, 0, n, StandardCharsets.UTF_8));
+  }
+
   /** Offsets into the record, looked up once. */
   private static final class StructLayoutOffsets {
+    final int ts = GrpcLayouts.HEADER_EVENT.offset("ts_ns");
+    final int pid = GrpcLayouts.HEADER_EVENT.offset("pid");
+    final int tid = GrpcLayouts.HEADER_EVENT.offset("tid");
+    final int connId = GrpcLayouts.HEADER_EVENT.offset("conn_id");
+    final int streamId = GrpcLayouts.HEADER_EVENT.offset("stream_id");
+    final int probe = GrpcLayouts.HEADER_EVENT.offset("probe");
+    final int side = GrpcLayouts.HEADER_EVENT.offset("side");
+    final int fieldCount = GrpcLayouts.HEADER_EVENT.offset("field_count");
+    final int fd = GrpcLayouts.HEADER_EVENT.offset("fd");
+    final int exeDev = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("dev");
+    final int exeIno = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino");
     final int flags = GrpcLayouts.HEADER_EVENT.offset("flags");
     final int family = GrpcLayouts.HEADER_EVENT.offset("family");
     final int localPort = GrpcLayouts.HEADER_EVENT.offset("local_port");
@@ -218,6 +421,10 @@ public final class HeaderEventDecoder {
     final int fieldFlags = GrpcLayouts.HEADER_FIELD.offset("flags");
     final int valueLen = GrpcLayouts.HEADER_FIELD.offset("value_len");
     final int value = GrpcLayouts.HEADER_FIELD.offset("value");
+    final int pathPeer = GrpcLayouts.SOCKET_PATH.offset("peer");
+    final int pathLen = GrpcLayouts.SOCKET_PATH.offset("len");
+    final int path = GrpcLayouts.SOCKET_PATH.offset("path");
+    final int pathMax = GrpcLayouts.SOCKET_PATH.field("path").size();
 
     static final Parent PARENT = new Parent();
 

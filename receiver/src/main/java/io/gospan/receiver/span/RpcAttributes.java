@@ -37,6 +37,7 @@ public final class RpcAttributes {
   public static final AttributeKey<Long> NETWORK_PEER_PORT = AttributeKey.longKey("network.peer.port");
   public static final AttributeKey<String> NETWORK_TRANSPORT = AttributeKey.stringKey("network.transport");
   public static final AttributeKey<String> NETWORK_TYPE = AttributeKey.stringKey("network.type");
+  public static final AttributeKey<String> NETWORK_LOCAL_ADDRESS = AttributeKey.stringKey("network.local.address");
 
   // gospan's own.
   /** The stream's end was never seen; the span ends at the last event gospan saw for it. */
@@ -44,6 +45,14 @@ public final class RpcAttributes {
   /** Why: {@code timeout}, {@code connection_closed}, {@code process_exited} or {@code shutdown}. */
   public static final AttributeKey<String> GOSPAN_INCOMPLETE_REASON =
       AttributeKey.stringKey("gospan.incomplete.reason");
+  /**
+   * A stream's start whose connection's socket was not identified, so the span has no {@code network.peer.*}
+   * and is linked only by {@code traceparent}: why ({@code unknown_type}: the {@code net.Conn}'s dynamic type
+   * is not among the binary's connection types; {@code no_type_information}; {@code too_many_wrappers};
+   * {@code read_failed}; {@code not_a_socket}; {@code other_address_family}; {@code no_load_bias}).
+   */
+  public static final AttributeKey<String> GOSPAN_CONNECTION_UNIDENTIFIED =
+      AttributeKey.stringKey("gospan.connection.unidentified");
   /** Some header field or value was cut short by the BPF capture buffers. */
   public static final AttributeKey<Boolean> GOSPAN_HEADERS_TRUNCATED =
       AttributeKey.booleanKey("gospan.headers.truncated");

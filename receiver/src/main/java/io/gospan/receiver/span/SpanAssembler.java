@@ -17,6 +17,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.data.StatusData;
 import java.net.Inet6Address;
@@ -180,13 +181,15 @@ public final class SpanAssembler {
   }
 
   /**
-   * A call as both its ends see it: the client's socket address (IP, port) and the HTTP/2 stream
-   * id. The server's address is left out: a DNAT in between (a Kubernetes ClusterIP, kube-proxy)
-   * makes the client see the service's address and the server its own, while both see the same
-   * client address unless something source-NATs it. Time proximity (the server's start within the
-   * client span) tells a reused client port apart.
+   * A call as both its ends see it: the client's own end of the connection and the HTTP/2 stream
+   * id. For TCP the client's end is its socket address (IP, port); the server's address is left
+   * out: a DNAT in between (a Kubernetes ClusterIP, kube-proxy) makes the client see the service's
+   * address and the server its own, while both see the same client address unless something
+   * source-NATs it. For a unix domain socket it is the client socket's inode, which the server
+   * sees as its peer's inode (unique on the host; such a call is only ever linked locally). Time
+   * proximity (the server's start within the client span) tells a reused client port apart.
    */
-  private record FlowKey(InetSocketAddress clientEnd, int streamId) {
+  private record FlowKey(SocketPair.Endpoint clientEnd, int streamId) {
     static FlowKey of(Side side, SocketPair s, int streamId) {
       if (s == null) {
         return null;
@@ -263,11 +266,15 @@ public final class SpanAssembler {
     final String fullMethod; // pkg.Service/Method, null when unknown
     final String authority;
     final SocketPair sockets;
+    final String socketUnknown;
     final FlowKey flow;
     final SpanContext remoteParent;
     final Node node;
-    final Map<String, List<String>> requestMetadata = new TreeMap<>();
-    final Map<String, List<String>> responseMetadata = new TreeMap<>();
+    // allocated at the first captured value (most spans have none)
+    Map<String, List<String>> requestMetadata = Map.of();
+    Map<String, List<String>> responseMetadata = Map.of();
+    /** The process's resource, read at the stream's start: it may exit (and be forgotten) before export. */
+    Resource resource;
     String httpStatus;
     boolean truncated;
 
@@ -283,6 +290,7 @@ public final class SpanAssembler {
       this.fullMethod = pathField != null && !pathField.truncated() ? fullMethod(pathField.value()) : null;
       this.authority = e.header(":authority");
       this.sockets = e.sockets();
+      this.socketUnknown = e.sockets() == null ? e.socketUnknown() : null;
       this.flow = FlowKey.of(e.side(), e.sockets(), e.streamId());
       this.remoteParent = remoteParent;
       this.node = node;
@@ -534,7 +542,7 @@ public final class SpanAssembler {
     if (!parent.isValid()) {
       throw new IllegalArgumentException("invalid parent " + parent);
     }
-    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(flow.client(), flow.streamId()));
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId()));
     if (n == null || !n.open() || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
       return false;
     }
@@ -553,7 +561,7 @@ public final class SpanAssembler {
    * @return whether a waiting server span's wait was extended
    */
   public synchronized boolean remoteWaitUntil(ClientFlow flow, long serverStartEpochNanos, long untilEpochNanos) {
-    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(flow.client(), flow.streamId()));
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId()));
     if (n == null || !n.open() || !n.remoteWait || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
       return false;
     }
@@ -575,7 +583,7 @@ public final class SpanAssembler {
    * @return whether a waiting server span was released
    */
   public synchronized boolean remoteNotFound(ClientFlow flow, long serverStartEpochNanos) {
-    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(flow.client(), flow.streamId()));
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId()));
     if (n == null || !n.open() || !n.remoteWait || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
       return false;
     }
@@ -598,7 +606,7 @@ public final class SpanAssembler {
     if (linkWaitNs == 0) {
       return unknown;
     }
-    FlowKey key = new FlowKey(flow.client(), flow.streamId());
+    FlowKey key = new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId());
     long t = serverStartEpochNanos - clock.offsetNanos();
     ClientRecord c = inFlightClients.get(key);
     if (c == null || !c.covers(t, toleranceNanos)) {
@@ -850,14 +858,17 @@ public final class SpanAssembler {
     }
     Stream s = new Stream(key, e, now + timeoutNs, remoteParent, node);
     s.truncated = e.fieldsTruncated();
-    for (HeaderField f : e.fields()) {
+    List<HeaderField> fields = e.fields();
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator per event
+      HeaderField f = fields.get(i);
       s.truncated |= f.truncated();
-      captureMetadata(s.requestMetadata, f);
+      captureMetadata(s, true, f);
     }
     streams.put(key, s);
-    // Read the process's resource now, while it surely runs: a short-lived process of a known
-    // binary (traced from its first call, never discovered) may exit before its span ends.
-    metadata.resource(e.pid());
+    // Read the process's resource now, while it surely runs, and keep it with the stream: a short-lived
+    // process of a known binary (traced from its first call, never discovered) may exit, and be
+    // forgotten, before its span is exported.
+    s.resource = metadata.resource(e.pid());
 
     if (s.side == Side.SERVER) {
       startServer(s, now);
@@ -903,8 +914,12 @@ public final class SpanAssembler {
 
   /** Asks the gospan at the client's address, when that is not this gospan's own; the node then waits longer. */
   private void askRemote(Node node, Stream s, long now) {
-    InetSocketAddress client = s.flow.clientEnd();
-    if (remote == null || client.getAddress() == null || remote.isLocal(client.getAddress())
+    // A unix domain socket's ends are on this host: never asked about remotely.
+    if (remote == null || !(s.flow.clientEnd() instanceof SocketPair.Ip ip)) {
+      return;
+    }
+    InetSocketAddress client = ip.address();
+    if (client.getAddress() == null || remote.isLocal(client.getAddress())
         || !remote.lookup(new ClientFlow(client, s.flow.streamId()), clock.toEpochNanos(s.startNs))) {
       return;
     }
@@ -998,12 +1013,14 @@ public final class SpanAssembler {
   private void update(Stream s, HeaderEvent e, long now) {
     s.lastNs = Math.max(s.lastNs, e.monotonicNs());
     s.truncated |= e.fieldsTruncated();
-    for (HeaderField f : e.fields()) {
+    List<HeaderField> fields = e.fields();
+    for (int i = 0, n = fields.size(); i < n; i++) { // no iterator per event
+      HeaderField f = fields.get(i);
       s.truncated |= f.truncated();
       if (f.name().equals(":status")) {
         s.httpStatus = f.value();
       }
-      captureMetadata(s.responseMetadata, f);
+      captureMetadata(s, false, f);
     }
     if (!isFinal(e)) {
       return;
@@ -1269,18 +1286,48 @@ public final class SpanAssembler {
             start,
             end,
             attributes(s, status, h.incompleteReason()),
-            metadata.resource(s.pid));
+            s.resource != null ? s.resource : metadata.resource(s.pid));
     sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
   }
 
   // ------------------------------------------------------------------------------------ attributes
 
+  /**
+   * What a span's attributes are made of when it has no metadata, no truncated header and ended
+   * complete: most spans. Spans of one method, status and connection share one {@link Attributes}.
+   */
+  private record AttributesKey(Side side, String fullMethod, GrpcStatus status, String authority, SocketPair sockets) {}
+
+  private static final int ATTRIBUTES_CACHE_SIZE = 4096;
+
+  /** Built attributes by {@link AttributesKey}, least recently used dropped first (under the lock). */
+  private final LinkedHashMap<AttributesKey, Attributes> attributesCache =
+      new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<AttributesKey, Attributes> eldest) {
+          return size() > ATTRIBUTES_CACHE_SIZE;
+        }
+      };
+
   private Attributes attributes(Stream s, GrpcStatus status, String incompleteReason) {
+    if (incompleteReason != null || s.truncated || !s.requestMetadata.isEmpty() || !s.responseMetadata.isEmpty()) {
+      return buildAttributes(s, status, incompleteReason);
+    }
+    AttributesKey key = new AttributesKey(s.side, s.fullMethod, status, s.authority, s.sockets);
+    Attributes a = attributesCache.get(key);
+    if (a == null) {
+      a = buildAttributes(s, status, null);
+      attributesCache.put(key, a);
+    }
+    return a;
+  }
+
+  private Attributes buildAttributes(Stream s, GrpcStatus status, String incompleteReason) {
     AttributesBuilder b = Attributes.builder();
     semconv.putSpanAttributes(b, s.side, s.fullMethod, status);
 
-    InetSocketAddress serverEnd = null;
-    InetSocketAddress peer = null;
+    SocketPair.Endpoint serverEnd = null;
+    SocketPair.Endpoint peer = null;
     if (s.sockets != null) {
       serverEnd = s.side == Side.CLIENT ? s.sockets.remote() : s.sockets.local();
       peer = s.sockets.remote();
@@ -1291,19 +1338,38 @@ public final class SpanAssembler {
       if (authority[1] != null) {
         b.put(RpcAttributes.SERVER_PORT, Long.parseLong(authority[1]));
       }
-    } else if (serverEnd != null) {
-      b.put(RpcAttributes.SERVER_ADDRESS, hostAddress(serverEnd));
-      b.put(RpcAttributes.SERVER_PORT, (long) serverEnd.getPort());
+    } else if (serverEnd instanceof SocketPair.Ip ip) {
+      b.put(RpcAttributes.SERVER_ADDRESS, hostAddress(ip.address()));
+      b.put(RpcAttributes.SERVER_PORT, (long) ip.address().getPort());
+    } else if (serverEnd instanceof SocketPair.Unix u && !u.path().isEmpty()) {
+      b.put(RpcAttributes.SERVER_ADDRESS, u.path());
     }
-    if (peer != null) {
-      b.put(RpcAttributes.NETWORK_PEER_ADDRESS, hostAddress(peer));
-      b.put(RpcAttributes.NETWORK_PEER_PORT, (long) peer.getPort());
+    if (peer instanceof SocketPair.Ip ip) {
+      InetSocketAddress p = ip.address();
+      b.put(RpcAttributes.NETWORK_PEER_ADDRESS, hostAddress(p));
+      b.put(RpcAttributes.NETWORK_PEER_PORT, (long) p.getPort());
       b.put(RpcAttributes.NETWORK_TRANSPORT, "tcp");
-      b.put(RpcAttributes.NETWORK_TYPE, peer.getAddress() instanceof Inet6Address ? "ipv6" : "ipv4");
+      b.put(RpcAttributes.NETWORK_TYPE, p.getAddress() instanceof Inet6Address ? "ipv6" : "ipv4");
       if (s.side == Side.SERVER) {
-        b.put(RpcAttributes.CLIENT_ADDRESS, hostAddress(peer));
-        b.put(RpcAttributes.CLIENT_PORT, (long) peer.getPort());
+        b.put(RpcAttributes.CLIENT_ADDRESS, hostAddress(p));
+        b.put(RpcAttributes.CLIENT_PORT, (long) p.getPort());
       }
+    } else if (peer instanceof SocketPair.Unix u) {
+      // semantic conventions: a unix domain socket's name is its address; an unnamed end has none
+      b.put(RpcAttributes.NETWORK_TRANSPORT, "unix");
+      if (!u.path().isEmpty()) {
+        b.put(RpcAttributes.NETWORK_PEER_ADDRESS, u.path());
+        if (s.side == Side.SERVER) {
+          b.put(RpcAttributes.CLIENT_ADDRESS, u.path());
+        }
+      }
+      String local = ((SocketPair.Unix) s.sockets.local()).path();
+      if (!local.isEmpty()) {
+        b.put(RpcAttributes.NETWORK_LOCAL_ADDRESS, local);
+      }
+    }
+    if (s.socketUnknown != null) {
+      b.put(RpcAttributes.GOSPAN_CONNECTION_UNIDENTIFIED, s.socketUnknown);
     }
     semconv.putMetadata(b, true, s.requestMetadata);
     semconv.putMetadata(b, false, s.responseMetadata);
@@ -1317,9 +1383,18 @@ public final class SpanAssembler {
     return b.build();
   }
 
-  private void captureMetadata(Map<String, List<String>> into, HeaderField f) {
+  private void captureMetadata(Stream s, boolean request, HeaderField f) {
     String name = f.name();
     if (HeaderPolicy.mayExport(name, settings.allowHeaders())) {
+      Map<String, List<String>> into = request ? s.requestMetadata : s.responseMetadata;
+      if (into.isEmpty()) {
+        into = new TreeMap<>();
+        if (request) {
+          s.requestMetadata = into;
+        } else {
+          s.responseMetadata = into;
+        }
+      }
       into.computeIfAbsent(name, k -> new ArrayList<>(1)).add(f.value());
     }
   }

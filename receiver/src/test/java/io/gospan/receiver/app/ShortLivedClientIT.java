@@ -156,6 +156,9 @@ class ShortLivedClientIT {
         SpanData client = clientSpans(spans, r.pid()).get(0);
         assertThat(client.getName()).isEqualTo("greeter.Greeter/SayHello");
         assertThat(client.getResource().getAttribute(SERVICE)).as("resource of pid %d", r.pid()).isEqualTo("greeter-client");
+        // complete: its trailers' event was read before its exit was handled (not ended as process_exited)
+        assertThat(client.getAttributes().get(AttributeKey.stringKey("rpc.response.status_code")))
+            .as("status of pid %d's call: %s", r.pid(), client.getAttributes()).isEqualTo("OK");
         SpanData srv = serverOf(spans, client).orElseThrow();
         assertThat(srv.getResource().getAttribute(PID)).isEqualTo(server.pid());
       }

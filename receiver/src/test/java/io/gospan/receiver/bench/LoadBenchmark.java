@@ -18,9 +18,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Benchmark (not a test): the traced application's throughput, latency and CPU per call
- * without gospan and with gospan attached (a separate {@code java -jar gospan.jar run}
- * process), alternating in the same run over several rounds, per workload; and the sidecar's
- * own CPU, RSS and event loss under that load. Prints a Markdown table.
+ * without gospan, with empty uprobes at the points gospan attaches to (the floor: the traps
+ * alone), and with gospan attached (a separate {@code java -jar gospan.jar run} process, one or
+ * several builds), alternating in the same run over several rounds, per workload; and the
+ * sidecar's own CPU per span, RSS and losses under that load: events lost in the ring buffer,
+ * spans dropped, and spans the OTLP receiver did not get. Prints a Markdown table per build and
+ * one summary line per build and workload.
  *
  * <p>Run: {@code scripts/bench-load.sh [rounds]} (root).
  */
@@ -57,14 +60,35 @@ public final class LoadBenchmark {
           new Workload("unary, 2,000 calls/s", List.of("-rpc", "unary", "-n", "10000", "-rate", "2000", "-concurrency", "16", "-conns", "4")),
           new Workload("server-streaming (10 replies), 4 callers", List.of("-rpc", "server-stream", "-reply-count", "10", "-n", "8000", "-concurrency", "4")));
 
-  /** One measured run; {@code threadCpuUsPerCall}: the sidecar's CPU by thread name (digits dropped), µs per call. */
+  /**
+   * One measured run; {@code threadCpuUsPerCall}: the sidecar's CPU by thread name (digits dropped),
+   * µs per call; {@code spansExported}: what the OTLP receiver counted (-1 with another exporter).
+   */
   record Run(double callsPerS, double p50Us, double p99Us, double cpuUsPerCall, long calls,
              double sidecarCpuUsPerCall, long sidecarRssKb, double eventsPerS, long eventsLost, long spansDropped,
-             Map<String, Double> threadCpuUsPerCall) {
+             Map<String, Double> threadCpuUsPerCall, long spansExported) {
     /** The sidecar's CPU less its JIT compiler threads' ({@code C1/C2 CompilerThread}): the work per call itself. */
     double sidecarCpuWithoutJitUsPerCall() {
       return sidecarCpuUsPerCall - threadCpuUsPerCall.entrySet().stream()
           .filter(e -> e.getKey().contains("CompilerThre")).mapToDouble(Map.Entry::getValue).sum();
+    }
+
+    /** Spans a run should give: a client and a server span per call (unary and streaming alike). */
+    long spansExpected() {
+      return 2 * calls;
+    }
+
+    double sidecarCpuUsPerSpan() {
+      return sidecarCpuUsPerCall * calls / spansExpected();
+    }
+
+    double sidecarCpuWithoutJitUsPerSpan() {
+      return sidecarCpuWithoutJitUsPerCall() * calls / spansExpected();
+    }
+
+    /** Spans the receiver did not get (0 when not counted). */
+    long spansMissing() {
+      return spansExported < 0 ? 0 : Math.max(0, spansExpected() - spansExported);
     }
   }
 
@@ -120,9 +144,9 @@ public final class LoadBenchmark {
       builds.put(jar.getKey(), new Build(jar.getValue(), List.copyOf(jvm), Map.copyOf(env)));
     }
     Path config = Files.createTempFile("gospan-bench", ".yaml");
-    // -Dgospan.bench.exporter=none leaves the span encoding out (the default writes OTLP JSON to
-    // /dev/null); =otlp exports over OTLP/gRPC to a receiver in this JVM that only counts
-    String exporter = System.getProperty("gospan.bench.exporter", "file");
+    // -Dgospan.bench.exporter=otlp (the default) exports over OTLP/gRPC to a receiver in this JVM
+    // that only counts; =file writes OTLP JSON to /dev/null; =none leaves the span encoding out
+    String exporter = System.getProperty("gospan.bench.exporter", "otlp");
     CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
     // only the benchmark's own programs are traced: the machine may run other Go gRPC programs
     Files.writeString(config, "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\n"
@@ -130,6 +154,10 @@ public final class LoadBenchmark {
         + "metrics:\n  enabled: false\n"
         + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n"
         + "discovery:\n  instrument:\n    - exe_path: \"" + dir.toRealPath() + "/*\"\n");
+    receiverSpans = receiver != null ? receiver.spans : null;
+    // -Dgospan.bench.floor=false leaves out the empty-uprobes runs
+    boolean floor = Boolean.parseBoolean(System.getProperty("gospan.bench.floor", "true"));
+    Map<String, List<Run>> empty = new LinkedHashMap<>();
     Map<String, List<Run>> without = new LinkedHashMap<>();
     Map<String, Map<String, List<Run>>> with = new LinkedHashMap<>();
     Map<String, List<Long>> idleRss = new LinkedHashMap<>();
@@ -139,6 +167,11 @@ public final class LoadBenchmark {
       for (int round = 0; round < rounds; round++) {
         for (Workload w : WORKLOADS) {
           without.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
+          if (floor) {
+            try (EmptyProbes probes = EmptyProbes.attach(dir)) {
+              empty.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
+            }
+          }
           // the builds' order turns by one each round, so that none always runs first
           List<Map.Entry<String, Build>> order = new ArrayList<>(builds.entrySet());
           java.util.Collections.rotate(order, -round);
@@ -174,44 +207,58 @@ public final class LoadBenchmark {
       System.out.printf("%nOTLP/gRPC receiver counted %d spans%n", receiver.spans.sum());
       receiver.close();
     }
+    List<String> summary = new ArrayList<>();
     for (Map.Entry<String, Build> jar : builds.entrySet()) {
       Build build = jar.getValue();
-      System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s; median of rounds%n%n", jar.getKey(), build.jar(),
-          rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()));
-      System.out.println("| workload | calls/s without → with (ratio) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/call (without JIT compiler threads) | sidecar RSS MiB | events/s | events lost | spans dropped |");
-      System.out.println("|---|---|---|---|---|---|---|---|---|---|");
+      System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s, exporter %s; median of rounds%n%n", jar.getKey(), build.jar(),
+          rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()), exporter);
+      System.out.println("| workload | calls/s without → empty uprobes → with (with / without; with / empty) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/span (without JIT compiler threads) | sidecar RSS MiB | events/s | events lost | spans dropped | spans not received |");
+      System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
       for (Workload w : WORKLOADS) {
         List<Run> a = without.get(w.name());
+        List<Run> f = empty.get(w.name());
         List<Run> b = with.get(jar.getKey()).get(w.name());
-        System.out.printf("| %s | %.0f → %.0f (%.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f (%.1f) | %.0f | %.0f | %d | %d |%n",
+        double floorCalls = f != null ? med(f, Run::callsPerS) : Double.NaN;
+        System.out.printf("| %s | %.0f → %.0f → %.0f (%.2f; %.2f) | %.0f → %.0f | %.0f → %.0f | %.1f → %.1f (%.2f) | %.1f (%.1f) | %.0f | %.0f | %d | %d | %s |%n",
             w.name(),
-            med(a, Run::callsPerS), med(b, Run::callsPerS), med(b, Run::callsPerS) / med(a, Run::callsPerS),
+            med(a, Run::callsPerS), floorCalls, med(b, Run::callsPerS), med(b, Run::callsPerS) / med(a, Run::callsPerS),
+            med(b, Run::callsPerS) / floorCalls,
             med(a, Run::p50Us), med(b, Run::p50Us), med(a, Run::p99Us), med(b, Run::p99Us),
             med(a, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall) / med(a, Run::cpuUsPerCall),
-            med(b, Run::sidecarCpuUsPerCall), med(b, Run::sidecarCpuWithoutJitUsPerCall), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
-            b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum());
+            med(b, Run::sidecarCpuUsPerSpan), med(b, Run::sidecarCpuWithoutJitUsPerSpan), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
+            b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum(),
+            receiver != null ? Long.toString(b.stream().mapToLong(Run::spansMissing).sum()) : "-");
+        summary.add(String.format("SUMMARY %s | %s | sidecar CPU %.1f µs/span, %.1f without JIT | RSS %.0f MiB (max %.0f) | "
+                + "lost: %d events, %d spans dropped, %s not received | throughput %.2f × without gospan, %.2f × empty uprobes",
+            jar.getKey(), w.name(), med(b, Run::sidecarCpuUsPerSpan), med(b, Run::sidecarCpuWithoutJitUsPerSpan),
+            med(b, r -> r.sidecarRssKb() / 1024.0), b.stream().mapToDouble(r -> r.sidecarRssKb() / 1024.0).max().orElse(0),
+            b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum(),
+            receiver != null ? Long.toString(b.stream().mapToLong(Run::spansMissing).sum()) : "-",
+            med(b, Run::callsPerS) / med(a, Run::callsPerS), med(b, Run::callsPerS) / floorCalls));
       }
       List<Long> idle = new ArrayList<>(idleRss.get(jar.getKey()));
       idle.sort(Long::compare);
       System.out.printf("%nsidecar RSS at idle after the warm-up (2 processes traced): median %.1f MiB (%.1f–%.1f, %d starts)%n",
           idle.get(idle.size() / 2) / 1024.0, idle.get(0) / 1024.0, idle.get(idle.size() - 1) / 1024.0, idle.size());
+      summary.add(String.format("SUMMARY %s | idle | RSS %.1f MiB median (%.1f–%.1f)", jar.getKey(),
+          idle.get(idle.size() / 2) / 1024.0, idle.get(0) / 1024.0, idle.get(idle.size() - 1) / 1024.0));
       List<Double> settle = new ArrayList<>(jitSettle.get(jar.getKey()));
       settle.sort(Double::compare);
       System.out.printf("JIT compiler threads busy after the warm-up: median %.1f s (%.1f–%.1f)%n",
           settle.get(settle.size() / 2), settle.get(0), settle.get(settle.size() - 1));
-      System.out.println("sidecar CPU µs/call (without JIT) and RSS MiB under load per round, by workload:");
+      System.out.println("sidecar CPU µs/span (without JIT) and RSS MiB under load per round, by workload:");
       for (Workload w : WORKLOADS) {
         List<Run> b = with.get(jar.getKey()).get(w.name());
         System.out.printf("  %s: CPU %s; RSS %s%n", w.name(),
-            b.stream().map(r -> String.format("%.1f (%.1f)", r.sidecarCpuUsPerCall(), r.sidecarCpuWithoutJitUsPerCall())).toList(),
+            b.stream().map(r -> String.format("%.1f (%.1f)", r.sidecarCpuUsPerSpan(), r.sidecarCpuWithoutJitUsPerSpan())).toList(),
             b.stream().map(r -> String.format("%.1f", r.sidecarRssKb() / 1024.0)).toList());
       }
-      System.out.println("sidecar CPU µs/call by thread (median of rounds; threads above 2 µs/call):");
+      System.out.println("sidecar CPU µs/span by thread (median of rounds; threads above 0.2 µs/span):");
       for (Workload w : WORKLOADS) {
         List<Run> b = with.get(jar.getKey()).get(w.name());
         Map<String, List<Double>> byThread = new TreeMap<>();
         for (Run r : b) {
-          r.threadCpuUsPerCall().forEach((t, us) -> byThread.computeIfAbsent(t, k -> new ArrayList<>()).add(us));
+          r.threadCpuUsPerCall().forEach((t, us) -> byThread.computeIfAbsent(t, k -> new ArrayList<>()).add(us * r.calls() / r.spansExpected()));
         }
         StringBuilder line = new StringBuilder();
         byThread.entrySet().stream()
@@ -223,13 +270,18 @@ public final class LoadBenchmark {
               v.sort(Double::compare);
               return Map.entry(e.getKey(), v.get(v.size() / 2));
             })
-            .filter(e -> e.getValue() >= 2.0)
+            .filter(e -> e.getValue() >= 0.2)
             .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
             .forEach(e -> line.append(String.format(" %s %.1f;", e.getKey(), e.getValue())));
         System.out.printf("  %s:%s%n", w.name(), line);
       }
     }
+    System.out.println();
+    summary.forEach(System.out::println);
   }
+
+  /** The OTLP receiver's span count, when it runs. */
+  static java.util.concurrent.atomic.LongAdder receiverSpans;
 
   static Run run(Path dir, ExampleApps.Server server, Workload w, Process gospan) throws Exception {
     long serverCpu0 = cpuNs(server.pid());
@@ -238,6 +290,7 @@ public final class LoadBenchmark {
     // one scrape before and one after the run: a scrape costs the sidecar CPU too (~2.5–5 ms)
     String scrape0 = gospan == null ? "" : scrape();
     double events0 = sum(scrape0, "gospan_events_read_total", null);
+    long received0 = receiverSpans != null ? receiverSpans.sum() : 0;
     double lost0 = lost(scrape0);
     double dropped0 = dropped(scrape0);
     long t0 = System.nanoTime();
@@ -254,8 +307,17 @@ public final class LoadBenchmark {
     long lostEvents = 0;
     long droppedSpans = 0;
     Map<String, Double> byThread = new TreeMap<>();
+    long received = -1;
     if (gospan != null) {
       Thread.sleep(300); // let the sidecar drain the ring buffer
+      if (receiverSpans != null) {
+        // the batch processor exports within its schedule delay (1 s); link waits hold some spans 2 s
+        long deadline = System.nanoTime() + 6_000_000_000L;
+        while (receiverSpans.sum() - received0 < 2 * calls && System.nanoTime() < deadline) {
+          Thread.sleep(100);
+        }
+        received = receiverSpans.sum() - received0;
+      }
       sidecarCpu = (cpuNs(gospan.pid()) - gospanCpu0) / 1000.0 / calls;
       rss = rssKb(gospan.pid());
       String scrape1 = scrape();
@@ -270,7 +332,8 @@ public final class LoadBenchmark {
       });
     }
     return new Run(r.path("calls_per_s").asDouble(), r.path("p50_us").asDouble(), r.path("p99_us").asDouble(),
-        (clientCpuNs + serverCpuNs) / 1000.0 / calls, calls, sidecarCpu, rss, eventsPerS, lostEvents, droppedSpans, byThread);
+        (clientCpuNs + serverCpuNs) / 1000.0 / calls, calls, sidecarCpu, rss, eventsPerS, lostEvents, droppedSpans, byThread,
+        received);
   }
 
   static Process startGospan(Build build, Path config) throws Exception {

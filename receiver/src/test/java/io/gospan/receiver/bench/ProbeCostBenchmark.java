@@ -94,7 +94,7 @@ public final class ProbeCostBenchmark {
                   : GrpcProbes.open(
                       GrpcProbes.Options.of(HeaderNames.defaults(), 1 << 24, e -> events.incrementAndGet()).withObject(BASELINE));
               for (Path b : truth.keySet()) {
-                probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b), readOnlyData(b));
+                probes.putBinary(ExeKey.of(b), TruthOffsets.forBinary(b), layout(b));
                 for (GrpcProbe p : TRANSPORT) {
                   probes.attach(p, ExeKey.of(b), b, GoTruth.fileOffset(truth.get(b), p.function()));
                 }
@@ -215,9 +215,9 @@ public final class ProbeCostBenchmark {
         hitsPerCall * (ours - empty) / 1000);
   }
 
-  static java.util.Optional<long[]> readOnlyData(Path binary) throws java.io.IOException {
+  static io.gospan.receiver.probe.BinaryLayout layout(Path binary) throws java.io.IOException {
     try (io.gospan.offsets.GoBinary g = io.gospan.offsets.GoBinary.open(binary)) {
-      return g.elf().readOnlyData();
+      return io.gospan.receiver.probe.BinaryLayout.of(g);
     } catch (io.gospan.offsets.GoBinaryException e) {
       throw new IllegalStateException(binary + ": " + e.getMessage(), e);
     }

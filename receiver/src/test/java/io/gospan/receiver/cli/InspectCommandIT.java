@@ -54,6 +54,14 @@ class InspectCommandIT {
       assertThat(r.out()).contains("verdict:  unsupported").contains("no DWARF");
     }
     assertThat(r.out()).contains("calls linked inside the process: yes (ctx walk)"); // catalog layouts, no goid without DWARF
+    // the connection types, from the runtime type information of the stripped binary, and what they promise
+    assertThat(r.out()).containsPattern("(?m)^connections: \\(runtime type information; netFD\\.pfd\\.Sysfd at \\d+\\)$")
+        .containsPattern("(?m)^  \\*net\\.TCPConn +socket: \\*net\\.netFD at \\+0 \\(conn\\.fd\\)$")
+        .containsPattern("(?m)^  \\*crypto/tls\\.Conn +wraps the connection at \\+0 \\(conn\\)$")
+        .containsPattern("(?m)^  \\*golang\\.org/x/net/http2/h2c\\.bufConn +wraps the connection at \\+0 \\(Conn\\)$");
+    if (saysSpans) {
+      assertThat(r.out()).contains(", client->server linking by socket (TCP and unix domain sockets; ");
+    }
 
     List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
     Sidecar.Options d = Sidecar.Options.defaults();

@@ -61,6 +61,35 @@ class RelayPropagationIT {
   static final String BACKGROUND_ATTR = "rpc.request.metadata.relay-call";
 
   static OtlpGrpcReceiver receiver;
+  /** gospan's /metrics (its in-process link results): a free port when the class starts. */
+  static final int TELEMETRY_PORT = freePort();
+
+  static int freePort() {
+    try (java.net.ServerSocket ss = new java.net.ServerSocket(0)) {
+      return ss.getLocalPort();
+    } catch (java.io.IOException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /**
+   * gospan's {@code gospan.links.in_process} counters by result ({@code linked}, {@code not_found},
+   * {@code stale}, ...), read from its /metrics.
+   */
+  static Map<String, Long> linkResults() throws Exception {
+    String body;
+    try (java.io.InputStream in = java.net.URI.create("http://127.0.0.1:" + TELEMETRY_PORT + "/metrics").toURL().openStream()) {
+      body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Map<String, Long> out = new java.util.TreeMap<>();
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^gospan_links_in_process_total\\{result=\"(\\w+)\"\\} (\\S+)$")
+        .matcher(body);
+    while (m.find()) {
+      out.put(m.group(1), (long) Double.parseDouble(m.group(2)));
+    }
+    return out;
+  }
+
   static Process gospan;
   static Thread reader;
   static final List<String> log = Collections.synchronizedList(new ArrayList<>());
@@ -71,9 +100,12 @@ class RelayPropagationIT {
     assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
     receiver = OtlpGrpcReceiver.start(0);
     Path config = Files.createTempFile("gospan-relay", ".yaml");
-    Files.writeString(config, "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + receiver.endpoint() + "\n"
+    // only this clone's example programs: other Go gRPC programs on the machine are not this test's
+    Files.writeString(config, "discovery:\n  instrument:\n    - exe_path: \""
+        + ExampleApps.repoRoot().resolve("examples/bin").toRealPath() + "/**\"\n"
+        + "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + receiver.endpoint() + "\n"
         + "  batch:\n    schedule_delay: 200ms\nheaders:\n  allow: [relay-call]\nmetrics:\n  enabled: false\n"
-        + "telemetry:\n  http:\n    enabled: false\n");
+        + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n");
     gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-jar", jar.toString(), "run", "--config", config.toString())
         .redirectErrorStream(true).start();
@@ -94,8 +126,14 @@ class RelayPropagationIT {
   static void stopGospan() throws Exception {
     try {
       if (gospan != null) {
-        gospan.destroy(); // SIGTERM: flush, detach, exit 0
-        assertThat(gospan.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        // SIGTERM: flush, detach, exit 0. Every binary of the seven builds (21) is still attached
+        // (discovery.linger): detaching its uprobes took 2 s per binary on the shared 2-core VM
+        // under load 17, so the wait allows for that.
+        long t0 = System.nanoTime();
+        gospan.destroy();
+        boolean exited = gospan.waitFor(120, TimeUnit.SECONDS);
+        System.out.printf("gospan exited %.1f s after SIGTERM%n", (System.nanoTime() - t0) / 1e9);
+        assertThat(exited).as("gospan exits after SIGTERM; its log:\n%s", String.join("\n", log)).isTrue();
         reader.join(5000);
         assertThat(gospan.exitValue()).as(String.join("\n", log)).isZero();
       }
@@ -153,10 +191,25 @@ class RelayPropagationIT {
     Spans s = run(dir, tag, spans -> complete(spans).size() >= minimum(spans.served().size()));
     List<Span> served = checkServed(s, tag);
     assertThat(complete(s).size())
-        .as("%s: calls served that are one trace client -> relay server -> 2 relay clients -> 2 servers, of %d; %s",
-            tag, served.size(), s.describe())
+        .as("%s: calls served that are one trace client -> relay server -> 2 relay clients -> 2 servers, of %d; %s; %s",
+            tag, served.size(), s.describe(), s.incomplete())
         .isGreaterThanOrEqualTo(minimum(served.size()));
     checkBackground(s, tag);
+    checkNoWrongParent(s, tag);
+  }
+
+  /**
+   * No client stream of the relay named a server stream that span assembly does not know ({@code
+   * not_found}) or that ended before the client stream was created ({@code stale}): the relay
+   * makes every upstream call while serving its call, and makes none for a call served before
+   * gospan traced it, so either result is a wrong parent found in BPF (a reused address taken for a
+   * server call's).
+   */
+  static void checkNoWrongParent(Spans s, String tag) {
+    assertThat(s.linkResults.getOrDefault("not_found", 0L) + s.linkResults.getOrDefault("stale", 0L))
+        .as("%s: in-process parents naming a server call that is not the one the call was made for; results %s",
+            tag, s.linkResults)
+        .isZero();
   }
 
   /**
@@ -188,10 +241,11 @@ class RelayPropagationIT {
     } else {
       assertThat(linkedToServed).as("%s: inspect says linked inside the process:\n%s", tag, inspect)
           .isGreaterThanOrEqualTo(minimum(relayed.size()));
-      assertThat(complete(s).size()).as("%s: complete traces; %s", tag, s.describe())
+      assertThat(complete(s).size()).as("%s: complete traces; %s; %s", tag, s.describe(), s.incomplete())
           .isGreaterThanOrEqualTo(minimum(served.size()));
     }
     checkBackground(s, tag);
+    checkNoWrongParent(s, tag);
   }
 
   /**
@@ -319,6 +373,7 @@ class RelayPropagationIT {
         ExampleApps.Server relay = ExampleApps.startRelay(dir, Map.of("OTEL_SERVICE_NAME", tag + "-relay"), server.address(),
             "-background", "100ms")) {
       await(() -> traced(server.pid()) && traced(relay.pid()), tag + ": server and relay traced");
+      Map<String, Long> before = linkResults();
       Process client = client(dir, tag, relay.address(), "-n", "0", "-rate", "50", "-rpc", "all");
       long t0;
       long t1;
@@ -340,7 +395,11 @@ class RelayPropagationIT {
         Thread.sleep(500);
         s = new Spans(receiver.spans(), client.pid(), relay.pid(), server.pid(), t0, t1);
       } while (!(done.test(s) && backgroundSettled(s)) && System.nanoTime() < deadline);
-      System.out.println(tag + ": " + s.describe());
+      Map<String, Long> after = linkResults();
+      for (Map.Entry<String, Long> e : after.entrySet()) {
+        s.linkResults.put(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L));
+      }
+      System.out.println(tag + ": " + s.describe() + "; in-process link results " + s.linkResults);
       return s;
     }
   }
@@ -408,6 +467,8 @@ class RelayPropagationIT {
 
     final long windowStart;
     final long windowEnd;
+    /** gospan's in-process link results during the run (gospan.links.in_process, by result). */
+    final Map<String, Long> linkResults = new java.util.TreeMap<>();
 
     Spans(List<ReceivedSpan> received, long client, long relay, long server, long windowStart, long windowEnd) {
       this.client = client;
@@ -472,6 +533,47 @@ class RelayPropagationIT {
           ofPid(relay, SpanKind.SPAN_KIND_CLIENT).size(),
           ofPid(relay, SpanKind.SPAN_KIND_CLIENT).stream().filter(s -> s.getParentSpanId().isEmpty()).count(),
           ofPid(server, SpanKind.SPAN_KIND_SERVER).size(), example());
+    }
+
+    /**
+     * What each call served in the window that is not one complete trace lacks (its client span,
+     * its relay client spans and their server spans), and the relay client spans near the window
+     * that are roots though not background calls.
+     */
+    String incomplete() {
+      java.util.Set<Span> ok = new java.util.HashSet<>(complete(this));
+      StringBuilder b = new StringBuilder("incomplete:");
+      for (Span rs : served()) {
+        if (ok.contains(rs)) {
+          continue;
+        }
+        Span c = byId(rs.getParentSpanId());
+        b.append("\n  served ").append(rs.getName()).append(" start=").append(rs.getStartTimeUnixNano() - windowStart)
+            .append(" end=").append(rs.getEndTimeUnixNano() - windowStart).append(" trace=").append(hex(rs.getTraceId()))
+            .append(" client=").append(c == null ? "none(parent " + hex(rs.getParentSpanId()) + ")" : pidOf(c) + "/" + c.getKind())
+            .append(" clientChildren=").append(c == null ? -1 : children(c, -1, null).size())
+            .append(" traceSize=").append(trace(rs.getTraceId()).size());
+        for (Span rc : children(rs, relay, SpanKind.SPAN_KIND_CLIENT)) {
+          b.append("\n    rc ").append(hex(rc.getSpanId())).append(" start=").append(rc.getStartTimeUnixNano() - windowStart)
+              .append(" servers=").append(children(rc, server, SpanKind.SPAN_KIND_SERVER).size());
+        }
+      }
+      // relay client roots in the window that are not background
+      for (Span rc : ofPid(relay, SpanKind.SPAN_KIND_CLIENT)) {
+        if (!rc.getParentSpanId().isEmpty() || rc.getStartTimeUnixNano() < windowStart - 1_000_000_000L
+            || rc.getStartTimeUnixNano() > windowEnd + 1_000_000_000L) {
+          continue;
+        }
+        List<Span> sv = children(rc, server, SpanKind.SPAN_KIND_SERVER);
+        if (sv.size() == 1 && isBackground(sv.get(0))) {
+          continue;
+        }
+        b.append("\n  root rc ").append(hex(rc.getSpanId())).append(" ").append(rc.getName()).append(" start=")
+            .append(rc.getStartTimeUnixNano() - windowStart).append(" end=").append(rc.getEndTimeUnixNano() - windowStart)
+            .append(" servers=").append(sv.size()).append(" attrs=").append(rc.getAttributesList().stream()
+                .map(kv -> kv.getKey() + "=" + kv.getValue().toString().strip()).collect(Collectors.joining(",")));
+      }
+      return b.toString();
     }
 
     /** The trace of the first call served in the window, as "process:kind:span<-parent" items. */

@@ -2,8 +2,6 @@ package io.gospan.receiver.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
@@ -99,7 +97,7 @@ class SidecarIT {
             "exactly the living servers traced; traced: " + tracer.traced() + " servers " + serverPids);
 
         // kill the older binary's only server: its links go, the other binary keeps its own.
-        // The kernel frees a closed link from deferred work: a count waits for it (bounded).
+        // Links are counted by this JVM's fds; a count waits (bounded) for detaching to be done.
         TracedBinary olderBinary = tracer.traced().get((int) servers.get(2).pid());
         int olderLinks = olderBinary.uprobes();
         int currentLinks = tracer.traced().get((int) servers.get(0).pid()).uprobes();
@@ -286,28 +284,12 @@ class SidecarIT {
     return pids;
   }
 
+  /**
+   * Uprobe links this JVM holds (its own fds: other processes on the machine, e.g. another gospan,
+   * attach uprobes too).
+   */
   static long ourLinks() {
-    Set<Integer> ours = new HashSet<>();
-    try {
-      Process p = new ProcessBuilder("bpftool", "-j", "prog", "show").start();
-      for (JsonNode n : new ObjectMapper().readTree(p.getInputStream())) {
-        if (n.path("name").asText().startsWith("uprobe_") && !n.path("name").asText().equals("uprobe_empty")) {
-          ours.add(n.path("id").asInt());
-        }
-      }
-      p.waitFor();
-      Process l = new ProcessBuilder("bpftool", "-j", "link", "show").start();
-      long n = 0;
-      for (JsonNode link : new ObjectMapper().readTree(l.getInputStream())) {
-        if (ours.contains(link.path("prog_id").asInt())) {
-          n++;
-        }
-      }
-      l.waitFor();
-      return n;
-    } catch (Exception e) {
-      throw new AssertionError("bpftool failed", e);
-    }
+    return io.gospan.receiver.bpf.Bpftool.ownUprobeLinks();
   }
 
   static long fds() throws Exception {

@@ -56,4 +56,15 @@ class TracerSkipLogTest {
   void withTheDefaultSelectorNothingIsSaidAtInfo() throws Exception {
     assertThat(stderrOf(ProcessSelector.all())).doesNotContain("not tracing");
   }
+
+  @Test
+  void refusedProbesSharingAReasonAreGroupedUnderItOnce() {
+    java.util.Map<io.gospan.offsets.resolve.Probe, String> refused = new java.util.LinkedHashMap<>();
+    io.gospan.offsets.resolve.Probe[] p = io.gospan.offsets.resolve.Probe.values();
+    refused.put(p[0], "a_field unresolved: no DWARF (stripped binary)");
+    refused.put(p[1], "b_field unresolved: no DWARF (stripped binary)");
+    refused.put(p[2], "function x is not in the binary");
+    assertThat(Tracer.refusals(refused))
+        .isEqualTo("[" + p[0] + ", " + p[1] + "]: no DWARF (stripped binary); [" + p[2] + "]: function x is not in the binary");
+  }
 }

@@ -62,7 +62,14 @@ class RedMetricsTest {
       assertThat(data).noneMatch(d -> d.getName().equals("rpc.server.duration"));
 
       red.forget(1);
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000)); // ended after the exit
+      assertThat(named(red.produce(Resource.empty()), "rpc.server.call.duration", "1").getHistogramData().getPoints())
+          .as("an exited process's last calls are produced once").extracting(HistogramPointData::getCount).contains(3L);
       assertThat(red.produce(Resource.empty())).noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000)); // held, ended later still
+      assertThat(red.produce(Resource.empty())).anyMatch(d -> d.getName().equals("rpc.server.call.duration"));
+      assertThat(red.produce(Resource.empty())).as("no entry left behind by the exited pid")
+          .noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
     }
   }
 

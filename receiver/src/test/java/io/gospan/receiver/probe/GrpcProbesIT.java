@@ -165,9 +165,9 @@ class GrpcProbesIT {
             assertThat(e.sockets()).isNull();
           });
         }
-        assertThat(c.events().get(0).sockets().remote().getPort()).isEqualTo(s.port());
-        assertThat(c.events().get(0).sockets().remote().getAddress().getHostAddress()).isEqualTo("127.0.0.1");
-        assertThat(c.events().get(0).sockets().local().getAddress().getHostAddress()).isEqualTo("127.0.0.1");
+        assertThat(c.events().get(0).sockets().remoteIp().getPort()).isEqualTo(s.port());
+        assertThat(c.events().get(0).sockets().remoteIp().getAddress().getHostAddress()).isEqualTo("127.0.0.1");
+        assertThat(c.events().get(0).sockets().localIp().getAddress().getHostAddress()).isEqualTo("127.0.0.1");
         String code = ok ? "0" : i == 3 ? "5" : "13";
         assertThat(c.last().header("grpc-status")).isEqualTo(code);
         assertThat(sv.last().header("grpc-status")).isEqualTo(code);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
+import io.gospan.receiver.event.SocketPair;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -49,6 +50,62 @@ class HeaderEventDecoderTest {
     assertThat(e.grpcContentType()).isTrue();
     assertThat(decoder.decode(record(0, EventRecord.FIXED_SIZE)).fields()).isEmpty();
     assertThat(decoder.malformed()).isZero();
+  }
+
+  /** A unix domain socket's start: inodes in the address fields, the path block behind the fields. */
+  ByteBuffer unixRecord(int fieldCount, boolean peerPath, byte[] path, String... nameValues) {
+    int size = EventRecord.FIXED_SIZE + (fieldCount + 1) * GrpcLayouts.HEADER_FIELD.size();
+    ByteBuffer b = record(fieldCount, size, nameValues);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) GrpcConstants.EVENT_SOCKET_PATH);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("family"), (short) 1);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("local_addr"), 4_026_532_001L);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("remote_addr"), 4_026_532_002L);
+    b.putInt(GrpcLayouts.HEADER_EVENT.offset("fd"), 7);
+    int at = EventRecord.FIXED_SIZE + fieldCount * GrpcLayouts.HEADER_FIELD.size();
+    b.put(at + GrpcLayouts.SOCKET_PATH.offset("peer"), (byte) (peerPath ? 1 : 0));
+    b.putShort(at + GrpcLayouts.SOCKET_PATH.offset("len"), (short) path.length);
+    b.put(at + GrpcLayouts.SOCKET_PATH.offset("path"), path);
+    return b;
+  }
+
+  @Test
+  void aUnixSocketsInodesAndPathDecode() {
+    // a pathname as the kernel keeps it (with its NUL), behind the fields, from the server's own end
+    HeaderEvent server = decoder.decode(unixRecord(1, false, "/run/containerd/containerd.sock\0".getBytes(StandardCharsets.UTF_8),
+        ":path", "/a.B/C"));
+    assertThat(server.sockets().unix()).isTrue();
+    assertThat(server.sockets().local()).isEqualTo(new SocketPair.Unix(4_026_532_001L, ""));
+    assertThat(((SocketPair.Unix) server.sockets().local()).path()).isEqualTo("/run/containerd/containerd.sock");
+    assertThat(((SocketPair.Unix) server.sockets().remote()).path()).isEmpty();
+    assertThat(((SocketPair.Unix) server.sockets().remote()).inode()).isEqualTo(4_026_532_002L);
+    assertThat(server.header(":path")).isEqualTo("/a.B/C");
+    assertThat(server.socketUnknown()).isNull();
+    // an abstract name read from the peer (a client's unnamed end), no fields
+    byte[] abstractName = {0, 'c', 't', 'r', 0x1b};
+    HeaderEvent client = decoder.decode(unixRecord(0, true, abstractName));
+    assertThat(((SocketPair.Unix) client.sockets().remote()).path()).isEqualTo("@ctr\\x1b");
+    assertThat(((SocketPair.Unix) client.sockets().local()).path()).isEmpty();
+    assertThat(decoder.malformed()).isZero();
+    // the path block missing: malformed
+    ByteBuffer cut = unixRecord(1, false, new byte[] {'/'}, ":path", "/a.B/C");
+    assertThat(decoder.decode(ByteBuffer.wrap(cut.array(), 0, cut.capacity() - 1).slice().order(ByteOrder.LITTLE_ENDIAN))).isNull();
+    assertThat(decoder.malformed()).isEqualTo(1);
+  }
+
+  @Test
+  void aStartWithoutItsSocketSaysWhy() {
+    ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("conn_id"), 0xc000123L);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) GrpcConstants.CONN_UNKNOWN_TYPE);
+    HeaderEvent e = decoder.decode(b);
+    assertThat(e.sockets()).isNull();
+    assertThat(e.socketUnknown()).isEqualTo("unknown_type");
+    b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) GrpcConstants.CONN_NO_LOAD_BIAS);
+    assertThat(decoder.decode(b).socketUnknown()).isEqualTo("no_load_bias");
+    // not a start (no socket asked for): nothing to say
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) 0);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) GrpcConstants.CONN_OK);
+    assertThat(decoder.decode(b).socketUnknown()).isNull();
   }
 
   @Test
@@ -129,5 +186,72 @@ class HeaderEventDecoderTest {
     assertThat(decoder.decodeStreamParent(shortRecord.flip())).as("short").isNull();
     assertThat(decoder.decodeStreamParent(record(0, EventRecord.FIXED_SIZE))).as("a header event").isNull();
     assertThat(decoder.malformed()).isEqualTo(5);
+  }
+
+  /** The decoder reuses decoded values (a cache by bytes): a reused value must never be another one's. */
+  @Test
+  void repeatedValuesAreDecodedOnceAndDifferentValuesNeverMixUp() {
+    int size = EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size();
+    HeaderEvent a = decoder.decode(record(2, size, ":path", "/a.B/C", ":authority", "x:1"));
+    HeaderEvent again = decoder.decode(record(2, size, ":path", "/a.B/C", ":authority", "x:1"));
+    assertThat(again.fields()).isEqualTo(a.fields());
+    assertThat(again.field(":path")).isSameAs(a.field(":path"));
+    // many values, each decoded right whatever else shares its cache slot
+    for (int i = 0; i < 5000; i++) {
+      String path = "/p" + i + ".S/M";
+      HeaderEvent e = decoder.decode(record(2, size, ":path", path, ":authority", "h" + (i % 7) + ":1"));
+      assertThat(e.header(":path")).isEqualTo(path);
+      assertThat(e.header(":authority")).isEqualTo("h" + (i % 7) + ":1");
+    }
+    // the same bytes under another name are another field
+    HeaderEvent other = decoder.decode(record(1, size, ":authority", "/a.B/C"));
+    assertThat(other.field(":authority").value()).isEqualTo("/a.B/C");
+    assertThat(other.field(":path")).isNull();
+    // a value of the same bytes, truncated, keeps its flag
+    ByteBuffer t = record(1, size, ":path", "/a.B/C");
+    t.put(EventRecord.FIXED_SIZE + GrpcLayouts.HEADER_FIELD.offset("flags"), (byte) GrpcConstants.FIELD_VALUE_TRUNCATED);
+    assertThat(decoder.decode(t).field(":path").truncated()).isTrue();
+    assertThat(decoder.decode(record(1, size, ":path", "/a.B/C")).field(":path").truncated()).isFalse();
+    assertThat(decoder.malformed()).isZero();
+  }
+
+  @Test
+  void theListenerHearsOfAPidOnceAndAgainWhenItRunsAnotherBinary() {
+    java.util.List<String> heard = new java.util.ArrayList<>();
+    HeaderEventDecoder d = new HeaderEventDecoder(names, (pid, exe) -> heard.add(pid + ":" + exe.ino()));
+    for (int i = 0; i < 3; i++) {
+      d.decode(withExe(record(0, EventRecord.FIXED_SIZE), 42, 7));
+      d.decode(withExe(record(0, EventRecord.FIXED_SIZE), 42 + 4096, 8)); // the same slot of the pid cache
+    }
+    d.decode(withExe(record(0, EventRecord.FIXED_SIZE), 42, 9)); // pid reused by another binary
+    assertThat(heard).containsExactly("42:7", "4138:8", "42:9");
+  }
+
+  @Test
+  void theSameSocketBytesGiveEqualPairsAndOthersTheirOwn() {
+    ByteBuffer a = withSocket(record(0, EventRecord.FIXED_SIZE), new byte[] {127, 0, 0, 1}, 5000, new byte[] {127, 0, 0, 2}, 6000);
+    ByteBuffer b = withSocket(record(0, EventRecord.FIXED_SIZE), new byte[] {127, 0, 0, 1}, 5000, new byte[] {127, 0, 0, 2}, 6001);
+    HeaderEvent ea = decoder.decode(a);
+    assertThat(ea.sockets().localIp().getPort()).isEqualTo(5000);
+    assertThat(ea.sockets().remoteIp().getPort()).isEqualTo(6000);
+    assertThat(decoder.decode(a.duplicate().order(ByteOrder.LITTLE_ENDIAN)).sockets()).isEqualTo(ea.sockets());
+    assertThat(decoder.decode(b).sockets().remoteIp().getPort()).isEqualTo(6001);
+    assertThat(decoder.decode(a).sockets().remoteIp().getAddress().getHostAddress()).isEqualTo("127.0.0.2");
+  }
+
+  static ByteBuffer withExe(ByteBuffer b, int pid, long ino) {
+    b.putInt(GrpcLayouts.HEADER_EVENT.offset("pid"), pid);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino"), ino);
+    return b;
+  }
+
+  static ByteBuffer withSocket(ByteBuffer b, byte[] local, int localPort, byte[] remote, int remotePort) {
+    b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) 0);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("family"), (short) 2);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("local_port"), (short) localPort);
+    b.putShort(GrpcLayouts.HEADER_EVENT.offset("remote_port"), (short) remotePort);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("local_addr"), local);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("remote_addr"), remote);
+    return b;
   }
 }

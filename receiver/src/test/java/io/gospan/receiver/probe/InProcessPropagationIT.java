@@ -305,8 +305,10 @@ class InProcessPropagationIT {
    */
   @Test
   void otherLayoutsReadEveryStream() throws Exception {
-    for (String build : List.of("go1.17.13-grpc1.40.0", "go1.19.8-grpc1.40.0", "go1.22.12-grpc1.60.1")) {
-      Path dir = ExampleApps.repoRoot().resolve("examples/bin").resolve(build);
+    for (List<String> args : List.of(List.of("--go", "1.17.13", "--grpc", "v1.40.0"),
+        List.of("--go", "1.19.13", "--grpc", "v1.40.0"), List.of("--go", "1.22.12", "--grpc", "v1.60.1"))) {
+      Path dir = ExampleApps.build(args.toArray(new String[0]));
+      String build = dir.getFileName().toString();
       BinaryInspection inspection = BinaryInspection.inspect(dir.resolve("greeter-server"), Preference.DWARF);
       System.out.println(build + ": calls linked inside the process: " + inspection.inProcessLinking());
       assertThat(inspection.inProcessLinking()).startsWith("yes (ctx walk, goroutine");

@@ -77,7 +77,7 @@ final class ProbeSession implements AutoCloseable {
     assertThat(inspection.attachable()).as("%s: %s", binary, inspection.refused()).containsAll(Probe.grpcTransport());
     ExeKey key = ExeKey.of(binary);
     if (attacher.binary(key).isPresent()) {
-      probes.putBinary(key, ProbeOffsets.toGoOffsets(inspection.resolution().orElseThrow()), inspection.readOnlyData());
+      probes.putBinary(key, ProbeOffsets.toGoOffsets(inspection.resolution().orElseThrow()), inspection.layout());
       return this;
     }
     ProbeAttacher.Outcome o = attacher.attach(key, binary, binary.toString(), inspection);

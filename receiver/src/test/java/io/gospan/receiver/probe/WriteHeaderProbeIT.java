@@ -43,6 +43,9 @@ class WriteHeaderProbeIT {
     b.put(GrpcLayouts.BINARY.offset("exe"), ExeKey.of(binary).toBytes());
     b.putLong(GrpcLayouts.BINARY.offset("generation"), 1);
     b.put(GrpcLayouts.BINARY.offset("offsets"), TruthOffsets.forBinary(binary).toBytes());
+    try (io.gospan.offsets.GoBinary g = io.gospan.offsets.GoBinary.open(binary)) {
+      BinaryLayout.of(g).writeTo(b);
+    }
     byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(slot).array();
     obj.map("binaries").update(key, b.array(), BpfMap.BPF_ANY);
     obj.map("slot_by_exe").update(ExeKey.of(binary).toBytes(), key, BpfMap.BPF_ANY);

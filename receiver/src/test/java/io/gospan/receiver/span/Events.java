@@ -59,9 +59,16 @@ public final class Events {
   public static Events throughDnat(int clientPort, InetSocketAddress service) {
     Events e = new Events(clientPort);
     return new Events(e.clientPid, e.serverPid, e.clientConn, e.serverConn,
-        new SocketPair(e.clientSockets.local(), service), e.serverSockets);
+        new SocketPair(e.clientSockets.localIp(), service), e.serverSockets);
   }
 
+  /** A connection whose ends are given (e.g. a unix domain socket's: {@link SocketPair.Unix}). */
+  public Events(int clientPid, int serverPid, long clientConn, long serverConn, SocketPair clientSockets) {
+    this(clientPid, serverPid, clientConn, serverConn, clientSockets,
+        clientSockets == null ? null : clientSockets.reversed());
+  }
+
+  /** A connection whose two ends see the pairs given (they differ through a NAT). */
   public Events(int clientPid, int serverPid, long clientConn, long serverConn, SocketPair clientSockets,
       SocketPair serverSockets) {
     this.clientPid = clientPid;
@@ -70,6 +77,16 @@ public final class Events {
     this.serverConn = serverConn;
     this.clientSockets = clientSockets;
     this.serverSockets = serverSockets;
+  }
+
+  /**
+   * A unix domain socket connection as the probes see it: the client's end unnamed (inode {@code
+   * clientInode}), the server's accepted socket (inode {@code serverInode}) bound to {@code path}; the
+   * client reads the path from its peer, the server from its own end.
+   */
+  public static Events unix(long clientInode, long serverInode, String path) {
+    SocketPair client = new SocketPair(new SocketPair.Unix(clientInode, ""), new SocketPair.Unix(serverInode, path));
+    return new Events(CLIENT_PID, SERVER_PID, 0xc000_1000L, 0xc000_2000L, client);
   }
 
   public static InetSocketAddress addr(String ip, int port) {

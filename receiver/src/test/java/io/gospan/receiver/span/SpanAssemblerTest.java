@@ -1,5 +1,9 @@
 package io.gospan.receiver.span;
 
+import java.util.Map;
+import java.util.HashMap;
+import io.opentelemetry.sdk.resources.Resource;
+import io.gospan.receiver.event.SocketPair;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.event.HeaderEvent;
@@ -164,6 +168,94 @@ class SpanAssemblerTest {
     assertThat(f.method()).isEqualTo("helloworld.Greeter/SayHello");
     assertThat(assembler.inFlight()).isZero();
     assertThat(assembler.heldServerSpans()).isZero();
+  }
+
+  @Test
+  void unixDomainSocketEndsAreLinkedByInodeAndCarryThePath() {
+    Events unix = Events.unix(31_337, 31_338, "/run/containerd/containerd.sock");
+    feed(
+        unix.clientStart(1, t0),
+        unix.serverStart(1, t0 + MS),
+        unix.serverTrailers(1, t0 + 2 * MS, 5, "not found"),
+        unix.clientTrailers(1, t0 + 3 * MS, 5, "not found"));
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+    assertThat(server.getTraceId()).isEqualTo(client.getTraceId());
+    assertThat(attr(client, RpcAttributes.NETWORK_TRANSPORT)).isEqualTo("unix");
+    assertThat(attr(client, RpcAttributes.NETWORK_PEER_ADDRESS)).isEqualTo("/run/containerd/containerd.sock");
+    assertThat(attr(client, RpcAttributes.NETWORK_PEER_PORT)).isNull();
+    assertThat(attr(client, RpcAttributes.NETWORK_TYPE)).isNull();
+    assertThat(attr(client, RpcAttributes.NETWORK_LOCAL_ADDRESS)).isNull();
+    assertThat(attr(client, RpcAttributes.SERVER_ADDRESS)).as(":authority first").isEqualTo("greeter.example");
+    assertThat(attr(server, RpcAttributes.NETWORK_TRANSPORT)).isEqualTo("unix");
+    assertThat(attr(server, RpcAttributes.NETWORK_LOCAL_ADDRESS)).isEqualTo("/run/containerd/containerd.sock");
+    assertThat(attr(server, RpcAttributes.NETWORK_PEER_ADDRESS)).as("the client's end is unnamed").isNull();
+    assertThat(attr(server, RpcAttributes.CLIENT_ADDRESS)).isNull();
+    assertThat(attr(server, RpcAttributes.RPC_RESPONSE_STATUS_CODE)).isEqualTo("NOT_FOUND");
+    assertThat(attr(client, RpcAttributes.GOSPAN_CONNECTION_UNIDENTIFIED)).isNull();
+  }
+
+  @Test
+  void unixEndsMatchByInodeWhicheverEndsPathWasRead() {
+    // a client bound to a name of its own: it reads its own path, the server reads its own; the
+    // inodes still mirror each other
+    SocketPair client = new SocketPair(new SocketPair.Unix(7, "@client"), new SocketPair.Unix(8, ""));
+    SocketPair server = new SocketPair(new SocketPair.Unix(8, "/run/s.sock"), new SocketPair.Unix(7, ""));
+    Events c = new Events(Events.CLIENT_PID, Events.SERVER_PID, 0xc000_1000L, 0xc000_2000L, client);
+    Events sv = new Events(Events.CLIENT_PID, Events.SERVER_PID, 0xc000_1000L, 0xc000_2000L, server.reversed());
+    feed(c.clientStart(1, t0), sv.serverStart(1, t0 + MS), sv.serverTrailers(1, t0 + 2 * MS, 0, null),
+        c.clientTrailers(1, t0 + 3 * MS, 0, null));
+    assertThat(only(SpanKind.SERVER).getParentSpanId()).isEqualTo(only(SpanKind.CLIENT).getSpanId());
+    assertThat(attr(only(SpanKind.CLIENT), RpcAttributes.NETWORK_LOCAL_ADDRESS)).isEqualTo("@client");
+  }
+
+  @Test
+  void aStartWithoutItsSocketSaysWhy() {
+    Events none = new Events(Events.CLIENT_PID, Events.SERVER_PID, 0xc000_1000L, 0xc000_2000L, (SocketPair) null);
+    HeaderEvent start = none.clientStart(1, t0);
+    feed(new HeaderEvent(start.pid(), start.tid(), start.monotonicNs(), start.probe(), start.side(), start.connectionId(), -1,
+            null, 1, false, start.fields(), false, "unknown_type"),
+        none.clientTrailers(1, t0 + MS, 0, null));
+    SpanData client = only(SpanKind.CLIENT);
+    assertThat(attr(client, RpcAttributes.GOSPAN_CONNECTION_UNIDENTIFIED)).isEqualTo("unknown_type");
+    assertThat(attr(client, RpcAttributes.NETWORK_PEER_ADDRESS)).isNull();
+  }
+
+  @Test
+  void aSpanKeepsTheResourceReadAtItsStartAfterItsProcessIsForgotten() {
+    // the process exits (discovery forgets it, /proc/<pid> is gone) before its span is exported: the
+    // resource read at the stream's start is the one exported, not a rebuilt one
+    Map<Integer, Boolean> gone = new HashMap<>();
+    ProcessMetadata metadata = new ProcessMetadata() {
+      @Override
+      public void register(io.gospan.receiver.event.ProcessInfo info) {}
+
+      @Override
+      public Resource resource(int pid) {
+        return Resource.create(Attributes.of(AttributeKey.stringKey("service.name"),
+            gone.getOrDefault(pid, false) ? "unknown_service:go" : "ctr"));
+      }
+
+      @Override
+      public void forget(int pid) {
+        gone.put(pid, true);
+      }
+
+      @Override
+      public int size() {
+        return 0;
+      }
+    };
+    out = new ArrayList<>();
+    assembler = new SpanAssembler(settings(RpcSemconv.Mode.STABLE), clock, metadata,
+        SdkMeterProvider.builder().build().get("test"), out::add, IdGenerator.random());
+    // a server span waits link_wait for its client's: held past its process's exit
+    feed(conn.serverStart(1, t0), conn.serverTrailers(1, t0 + MS, 0, null));
+    assertThat(out).isEmpty();
+    metadata.forget(Events.SERVER_PID);
+    assembler.flush();
+    assertThat(only(SpanKind.SERVER).getResource().getAttribute(AttributeKey.stringKey("service.name"))).isEqualTo("ctr");
   }
 
   @Test

@@ -30,6 +30,7 @@ public final class TruthOffsets {
           TRANSPORT + "ServerStream",
           TRANSPORT + "ClientStream",
           "runtime.g",
+          "context.valueCtx",
           HTTP2 + "MetaHeadersFrame",
           HTTP2 + "HeadersFrame",
           HTTP2 + "FrameHeader",
@@ -112,10 +113,7 @@ public final class TruthOffsets {
             .offset("header_field_size", size(t, "golang.org/x/net/http2/hpack.HeaderField"))
             .offset("header_field_name", member(t, "golang.org/x/net/http2/hpack.HeaderField", "Name"))
             .offset("header_field_value", member(t, "golang.org/x/net/http2/hpack.HeaderField", "Value"))
-            .offset("tcp_conn_fd", member(t, "net.TCPConn", "conn") + member(t, "net.conn", "fd"))
-            .offset("net_fd_sysfd", member(t, "net.netFD", "pfd") + member(t, "internal/poll.FD", "Sysfd"))
-            .offset("tls_conn_conn", member(t, "crypto/tls.Conn", "conn"))
-            .offset("syscall_conn_conn", member(t, "google.golang.org/grpc/internal/credentials.syscallConn", "Conn"));
+            .offset("net_fd_sysfd", member(t, "net.netFD", "pfd") + member(t, "internal/poll.FD", "Sysfd"));
     for (ServerCopy c : SERVERS) {
       // what the binary has of this server copy: a client links hpack and the frame types only
       String p = c.prefix() + "_";
@@ -168,7 +166,6 @@ public final class TruthOffsets {
       setIfPresent(o, p + "header_field_name", memberOrNull(t, hf, "Name"));
       setIfPresent(o, p + "header_field_value", memberOrNull(t, hf, "Value"));
     }
-    setIfPresent(o, "h2c_buf_conn_conn", memberOrNull(t, "golang.org/x/net/http2/h2c.bufConn", "Conn"));
     // in-process propagation
     if (hasParams(t, HANDLE_STREAM)) {
       JsonNode hs = GoTruth.params(t, HANDLE_STREAM);
@@ -185,22 +182,10 @@ public final class TruthOffsets {
     setIfPresent(o, "client_stream_ct", memberOrNull(t, TRANSPORT + "ClientStream", "ct"));
     setIfPresent(o, "g_goid", memberOrNull(t, "runtime.g", "goid"));
     setIfPresent(o, "g_parent_goid", memberOrNull(t, "runtime.g", "parentGoid"));
+    setIfPresent(o, "value_ctx_val", memberOrNull(t, "context.valueCtx", "val"));
     Integer loopyConn = memberOrNull(t, TRANSPORT + "loopyWriter", "conn");
     if (loopyConn != null) {
       o.offset("loopy_writer_conn", loopyConn);
-    }
-    for (JsonNode itab : t.path("itabs")) {
-      String name = itab.path("name").asText();
-      long address = itab.path("address").asLong();
-      if (name.endsWith(".*net.TCPConn,net.Conn")) {
-        o.offset("itab_tcp_conn", address);
-      } else if (name.endsWith(".*crypto/tls.Conn,net.Conn")) {
-        o.offset("itab_tls_conn", address);
-      } else if (name.endsWith("credentials.syscallConn,net.Conn")) {
-        o.offset("itab_syscall_conn", address);
-      } else if (name.endsWith("h2c.bufConn,net.Conn")) {
-        o.offset("itab_h2c_buf_conn", address);
-      }
     }
     return o;
   }
