@@ -142,6 +142,29 @@ class SpanAssemblerRemoteTest {
   }
 
   @Test
+  void aUnixDomainSocketCallIsLinkedLocallyAndNeverAskedAbout() {
+    Gospan g = new Gospan(time, Set.of("10.0.0.2"));
+    Events unix = Events.unix(31_337, 31_338, "/run/containerd/containerd.sock");
+    g.feed(unix.clientStart(1, t0), unix.serverStart(1, t0 + MS), unix.serverTrailersOnly(1, t0 + 2 * MS, 0, null),
+        unix.clientTrailersOnly(1, t0 + 3 * MS, 0, null));
+    assertThat(g.asked).as("a unix socket's client end is on this host").isEmpty();
+    SpanData c = g.only(SpanKind.CLIENT);
+    SpanData sv = g.only(SpanKind.SERVER);
+    assertThat(sv.getTraceId()).isEqualTo(c.getTraceId());
+    assertThat(sv.getParentSpanId()).isEqualTo(c.getSpanId());
+
+    // A unix socket server span whose client this gospan did not trace: not asked, a root after link_wait.
+    Events other = Events.unix(41_337, 41_338, "/run/other.sock");
+    g.feed(other.serverStart(1, t0 + 4 * MS), other.serverTrailersOnly(1, t0 + 5 * MS, 0, null));
+    assertThat(g.asked).isEmpty();
+    time.advanceMillis(2_000);
+    g.assembler.expire();
+    assertThat(g.spans(SpanKind.SERVER)).hasSize(2)
+        .filteredOn(sp -> !sp.getSpanId().equals(sv.getSpanId()))
+        .singleElement().satisfies(sp -> assertThat(sp.getParentSpanContext().isValid()).isFalse());
+  }
+
+  @Test
   void aServerSpanThatAskedWaitsLinkWaitPlusTheExtraWaitThenIsARoot() {
     Gospan server = new Gospan(time, Set.of("10.0.0.2"));
     server.feed(front.serverStart(1, t0), front.serverTrailersOnly(1, t0 + MS, 0, null));
