@@ -58,11 +58,12 @@ import java.util.TreeMap;
  * <ol>
  *   <li>a valid W3C {@code traceparent} in its own request headers (one the application sent: it
  *       wins over everything below);
- *   <li>a server span: the client span gospan also saw for its call (the same client socket address,
- *       IP and port, as both ends see it, and the same HTTP/2 stream id, server start within the
- *       client span), across processes; the server's address is not compared, so a call through a
- *       DNAT (a Kubernetes ClusterIP) links too. When no such client span is found here and the
- *       client's address is not this gospan's own, the gospan at that address is asked ({@link
+ *   <li>a server span: the client span gospan also saw for its call (the same client end as both
+ *       ends see it: over TCP its socket address, IP and port; over a unix domain socket its inode,
+ *       the server's peer inode; and the same HTTP/2 stream id, server start within the client
+ *       span), across processes; the server's address is not compared, so a call through a DNAT (a
+ *       Kubernetes ClusterIP) links too. When no such client span is found here and the client's
+ *       TCP address is not this gospan's own, the gospan at that address is asked ({@link
  *       RemoteLinks}, given by {@link #remoteLinks}): its answer ({@link #remoteParent}) makes the
  *       server span the child of the client span it traced, in that span's trace;
  *   <li>a client span: the server span of its own process whose call it was made from, as a {@link
@@ -86,7 +87,7 @@ import java.util.TreeMap;
  * its parent is known missing. Events may arrive in any order:
  *
  * <ul>
- *   <li>each client stream with a known 4-tuple is indexed by flow (client address + stream id)
+ *   <li>each client stream with a known socket is indexed by flow (client end + stream id)
  *       while in flight, and for {@code link_wait} after it ends; a server span that starts finds its
  *       client there, else waits (open) for a client start covering it;
  *   <li>each ended server stream is remembered by key for {@code link_wait}, for StreamParents that
