@@ -5,7 +5,8 @@
 # its JIT compiler threads, and by thread), RSS, events lost, spans dropped and spans the OTLP/gRPC
 # receiver (in the benchmark's JVM, it only counts) did not get; one SUMMARY line per build and
 # workload at the end. Usage: scripts/bench-load.sh [rounds]   (root)
-# -Dgospan.bench.floor=false (in GOSPAN_BENCH_OPTS) leaves the empty-uprobes runs out.
+# -Dgospan.bench.floor=false (in GOSPAN_BENCH_OPTS) leaves the empty-uprobes runs out;
+# -Dgospan.bench.workloads="PREFIX;PREFIX" measures only the workloads whose names start so (e.g. "unary, 16").
 # GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run;
 # GOSPAN_BENCH_OPTS adds Java system properties without spaces, e.g. -Dgospan.bench.exporter=otlp
 # (a build's own JVM settings, -Dgospan.bench.jvm.LABEL="...": run the last line's java command,

@@ -135,6 +135,7 @@ run() {
   curl -s "http://127.0.0.1:$port/metrics" | grep -E '^(gospan_events|gospan_spans|otel_sdk_processor|gospan_streams|gospan_links)' > "$out/$name.metrics" || true
   # with PROFILE_JVM_OPTS=-XX:+PrintCompilation: methods the JIT compiled during the run
   echo "   log lines during the run (e.g. -XX:+PrintCompilation): $(( $(wc -l < "$out/gospan.log") - log0 ))" | tee -a "$out/$name.txt"
+  tail -n +$((log0 + 1)) "$out/gospan.log" > "$out/$name.log"
   if [ -n "${NO_PROFILER:-}" ]; then
     :
   elif [ -n "${ASYNC_PROFILER:-}" ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs missing build dependencies, then builds everything
-# (BPF objects, Java modules, the example Go programs the tests start) and runs every
-# unit and integration test. Integration tests load real BPF programs: run as root.
+# (BPF objects, Java modules, the example Go programs the tests start), runs every unit and
+# integration test, then fuzzes the binary readers for a bounded time (GOSPAN_FUZZ_DURATION per
+# target, default 30s). Integration tests load real BPF programs: run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,3 +11,6 @@ scripts/install-deps.sh
 export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
 examples/build.sh >/dev/null
 mvn -B -ntp verify "$@"
+# A bounded fuzzing run of the binary readers, each of the five targets for 30 s (the build
+# above already replayed every committed input): docs/go-binary-inspection.md, "Fuzzing".
+scripts/fuzz.sh "${GOSPAN_FUZZ_DURATION:-30s}"

@@ -249,7 +249,7 @@ public final class GoBinary implements AutoCloseable {
 
   private GoFunction function(String name, long entry, GoFunction.Source source) throws CorruptBinaryException {
     long off = elf.fileOffset(entry).orElseThrow(() -> new CorruptBinaryException(elf.path() + ": entry 0x"
-        + Long.toHexString(entry) + " of " + name + " is in no PT_LOAD segment"));
+        + Long.toHexString(entry) + " of " + name + " is in no PT_LOAD segment, or past the end of the file"));
     return new GoFunction(name, entry, off, source);
   }
 

@@ -472,10 +472,12 @@ public final class ElfFile {
 
   /**
    * File offset of a virtual address: {@code address - p_vaddr + p_offset} of the PT_LOAD segment holding
-   * it (what uprobes attach to).
+   * it (what uprobes attach to); empty when no segment holds it or the segment claims file bytes past the
+   * end of the file (a truncated or forged program header: the offset would name no byte of the file).
    */
   public Optional<Long> fileOffset(long address) {
-    return loadSegmentFor(address).map(p -> address - p.vaddr() + p.offset());
+    return loadSegmentFor(address).map(p -> address - p.vaddr() + p.offset())
+        .filter(off -> off >= 0 && off < file.limit());
   }
 
   /**

@@ -40,6 +40,12 @@ public final class BpfProgram {
     return name;
   }
 
+  /** The program's fd; valid once the object is loaded. */
+  public int fd() {
+    object.ensureLoaded();
+    return object.libbpf().lib.bpf_program__fd(prog);
+  }
+
   /**
    * Attaches this program as an entry uprobe at a file offset of a binary.
    *

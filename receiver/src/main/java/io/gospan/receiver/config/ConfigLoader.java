@@ -411,6 +411,7 @@ public final class ConfigLoader {
     check(!ex.file().path().isBlank(), "exporter.file.path", "must not be empty");
     var b = ex.batch();
     check(b.maxQueueSize() >= 1, "exporter.batch.max_queue_size", "must be at least 1");
+    check(b.maxQueueBytes() >= 64 * 1024, "exporter.batch.max_queue_bytes", "must be at least 64KiB");
     check(b.maxExportBatchSize() >= 1, "exporter.batch.max_export_batch_size", "must be at least 1");
     check(
         b.maxExportBatchSize() <= b.maxQueueSize(),

@@ -148,7 +148,7 @@ public record GospanConfig(
       type = type != null ? type : ExporterType.OTLP;
       otlp = otlp != null ? otlp : new OtlpConfig(null, null, null, null, null, null, null, null);
       file = file != null ? file : new FileConfig(null, null);
-      batch = batch != null ? batch : new BatchConfig(null, null, null);
+      batch = batch != null ? batch : new BatchConfig(null, null, null, null);
       retry = retry != null ? retry : new RetryConfig(null, null, null);
     }
   }
@@ -270,9 +270,17 @@ public record GospanConfig(
   }
 
   /** Bounded batching between span assembly and the exporter. */
-  public record BatchConfig(Integer maxQueueSize, Integer maxExportBatchSize, Duration scheduleDelay) {
+  public record BatchConfig(
+      Integer maxQueueSize,
+      @com.fasterxml.jackson.databind.annotation.JsonDeserialize(using = ByteSizeParser.class) Long maxQueueBytes,
+      Integer maxExportBatchSize,
+      Duration scheduleDelay) {
+    /** Default bound of the span processor's queue in bytes (estimated heap of the spans): 8 MiB. */
+    public static final long DEFAULT_MAX_QUEUE_BYTES = 8L << 20;
+
     public BatchConfig {
       maxQueueSize = maxQueueSize != null ? maxQueueSize : 32768;
+      maxQueueBytes = maxQueueBytes != null ? maxQueueBytes : DEFAULT_MAX_QUEUE_BYTES;
       maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 2048;
       scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(1);
     }

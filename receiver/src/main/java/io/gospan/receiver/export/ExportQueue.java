@@ -81,6 +81,15 @@ final class ExportQueue implements SpanExporter {
     }
   }
 
+  /**
+   * One try of the sender at the oldest waiting batch: when it started and ended ({@code
+   * System.nanoTime()}) and whether the batch left the queue (sent, or refused for good).
+   */
+  record Attempt(long startNanos, long endNanos, boolean left) {}
+
+  /** The sender's last {@value #ATTEMPTS_KEPT} tries, oldest first (what tests measure delivery by). */
+  static final int ATTEMPTS_KEPT = 64;
+
   /** An exporter whose transport can be told to reconnect now (a gRPC channel in its reconnect backoff). */
   interface Reconnectable {
     void reconnectNow();
@@ -95,6 +104,7 @@ final class ExportQueue implements SpanExporter {
   private final AtomicLong[] droppedTotal = {new AtomicLong(), new AtomicLong(), new AtomicLong()};
   private final LongCounter droppedCounter;
   private final Thread sender;
+  private final java.util.ArrayDeque<Attempt> attempts = new java.util.ArrayDeque<>(); // guarded by itself
   private volatile String lastError;
   private volatile boolean closed;
   /** Guarded by {@link #lock}: batches go to the backlog, not straight through. */
@@ -307,8 +317,12 @@ final class ExportQueue implements SpanExporter {
             continue;
           }
         }
+        long started = System.nanoTime();
         if (!attempt(attemptTimeoutMillis)) {
-          Thread.sleep(retryMillis);
+          // the next try retryMillis after this one started: a slow failure (a connect that timed
+          // out, the wait for the channel) does not push the next try later
+          long spent = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+          Thread.sleep(Math.max(10, retryMillis - spent));
         }
       } catch (InterruptedException e) {
         return; // shutdown
@@ -330,6 +344,25 @@ final class ExportQueue implements SpanExporter {
     if (batch == null) {
       return false;
     }
+    long start = System.nanoTime();
+    boolean left = attempt(batch, waitMillis);
+    synchronized (attempts) {
+      if (attempts.size() == ATTEMPTS_KEPT) {
+        attempts.removeFirst();
+      }
+      attempts.addLast(new Attempt(start, System.nanoTime(), left));
+    }
+    return left;
+  }
+
+  /** The sender's recent tries, oldest first. */
+  List<Attempt> attempts() {
+    synchronized (attempts) {
+      return List.copyOf(attempts);
+    }
+  }
+
+  private boolean attempt(List<SpanData> batch, long waitMillis) {
     if (delegate instanceof Reconnectable r) {
       r.reconnectNow();
     }

@@ -90,6 +90,8 @@ public final class Pipeline implements AutoCloseable {
   private final ProcessMetadata metadata;
   private final SpanAssembler assembler;
   private final ExportFailureLog exportFailures;
+  private final SpanAdmission admission;
+  private final LossReport losses = new LossReport();
   private final ExportQueue exportQueue; // null: no queue (exporter.queue.max_bytes 0, or not OTLP)
   private final BatchSpanProcessor spans;
   private final RedMetrics red;
@@ -131,6 +133,7 @@ public final class Pipeline implements AutoCloseable {
       this.red = null;
     }
     b.metricReaders.forEach(mp::registerMetricReader);
+    mp.registerMetricReader(losses);
     this.meterProvider = mp.build();
     this.meter = meterProvider.get(METER_NAME);
     meter.gaugeBuilder(PROCESSES_TRACED).setDescription("Processes traced").ofLongs()
@@ -153,8 +156,9 @@ public final class Pipeline implements AutoCloseable {
     this.exportQueue = queue[0];
     this.exportFailures = new ExportFailureLog(spanExporter);
     var batch = config.exporter().batch();
+    this.admission = new SpanAdmission(batch.maxQueueSize(), batch.maxQueueBytes(), meter);
     this.spans =
-        BatchSpanProcessor.builder(exportFailures)
+        BatchSpanProcessor.builder(admission.tracking(exportFailures))
             .setMaxQueueSize(batch.maxQueueSize())
             .setMaxExportBatchSize(batch.maxExportBatchSize())
             .setScheduleDelay(batch.scheduleDelay())
@@ -264,6 +268,7 @@ public final class Pipeline implements AutoCloseable {
 
   /** Feeds one decoded event. Thread-safe; never waits for export. */
   public void accept(ProbeEvent event) {
+    admission.eventRead(event.monotonicNs());
     assembler.accept(event);
   }
 
@@ -342,7 +347,7 @@ public final class Pipeline implements AutoCloseable {
     scheduler.shutdownNow();
     assembler.flush();
     spans.shutdown().join(10, TimeUnit.SECONDS); // exports what is queued, then shuts the exporter down
-    exportFailures.report();
+    reportDrops();
     meterProvider.forceFlush().join(10, TimeUnit.SECONDS);
     meterProvider.shutdown().join(10, TimeUnit.SECONDS); // stops /metrics too
     if (red != null) {
@@ -356,13 +361,26 @@ public final class Pipeline implements AutoCloseable {
     if (red != null) {
       red.record(f);
     }
-    spans.onEnd(new FinishedReadableSpan(f.span()));
+    if (admission.admit(f.span())) {
+      spans.onEnd(new FinishedReadableSpan(f.span()));
+    }
   }
 
   /** Logs the spans lost to failed exports since the last report (also every {@value #DROP_REPORT_SECONDS} s); returns their number. */
   long reportDrops() {
     long queueDrops = exportQueue != null ? exportQueue.report() : 0;
-    return exportFailures.report() + queueDrops;
+    long admissionDrops = admission.report();
+    try {
+      losses.report();
+    } catch (RuntimeException e) {
+      log.warn("loss report failed", e);
+    }
+    return exportFailures.report() + queueDrops + admissionDrops;
+  }
+
+  /** What enters the span processor's queue ({@link SpanAdmission}). */
+  SpanAdmission admission() {
+    return admission;
   }
 
   /** The export queue ({@code exporter.queue}), or {@code null} when spans are not queued. */

@@ -40,9 +40,19 @@ final class SpanSizes {
     return estimate(s, java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
   }
 
-  /** {@code counted}: the attribute sets counted already (shared ones count once). */
+  /**
+   * One span with its attributes counted whatever other spans share them: what {@link
+   * SpanAdmission} adds when a span enters the span processor's queue and takes off when it
+   * leaves, the same number both ways (no set to allocate per span).
+   */
+  static long estimateAlone(SpanData s) {
+    return estimate(s, null);
+  }
+
+  /** {@code counted}: the attribute sets counted already (shared ones count once); null: count them all. */
   private static long estimate(SpanData s, java.util.Set<Attributes> counted) {
-    long n = SPAN_BASE + s.getName().length() + (counted.add(s.getAttributes()) ? attributes(s.getAttributes()) : 0);
+    long n = SPAN_BASE + s.getName().length()
+        + (counted == null || counted.add(s.getAttributes()) ? attributes(s.getAttributes()) : 0);
     if (s.getStatus().getDescription() != null) {
       n += 48 + s.getStatus().getDescription().length();
     }

@@ -94,6 +94,11 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
 
   @Override
   public Resource resource(int pid) {
+    // called once per span: the look-up first, without the lambda computeIfAbsent would allocate
+    Resource known = cache.get(pid);
+    if (known != null) {
+      return known;
+    }
     return cache.computeIfAbsent(pid, p -> {
       cachedAt.put(p, System.nanoTime());
       return build(p);

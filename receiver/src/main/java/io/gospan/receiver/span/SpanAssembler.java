@@ -1406,7 +1406,37 @@ public final class SpanAssembler {
 
   /** {@code pkg.Service/Method} from {@code /pkg.Service/Method}; {@code null} when it is not that shape. */
   static String fullMethod(String path) {
-    if (path == null || path.length() < 4 || path.charAt(0) != '/') {
+    if (path == null) {
+      return null;
+    }
+    // the decoder hands the same String for a :path it has seen (its field cache): a span's method is
+    // then not cut out of it again (a substring per span)
+    int slot = System.identityHashCode(path) & (METHOD_SLOTS - 1);
+    KnownMethod known = METHODS[slot];
+    if (known != null && known.path == path) {
+      return known.method;
+    }
+    String method = parseFullMethod(path);
+    METHODS[slot] = new KnownMethod(path, method);
+    return method;
+  }
+
+  private static final int METHOD_SLOTS = 256;
+  /** Methods by their path's identity, direct-mapped; a slot is replaced whole (final fields: safe to race). */
+  private static final KnownMethod[] METHODS = new KnownMethod[METHOD_SLOTS];
+
+  private static final class KnownMethod {
+    final String path;
+    final String method;
+
+    KnownMethod(String path, String method) {
+      this.path = path;
+      this.method = method;
+    }
+  }
+
+  private static String parseFullMethod(String path) {
+    if (path.length() < 4 || path.charAt(0) != '/') {
       return null;
     }
     int slash = path.indexOf('/', 1);

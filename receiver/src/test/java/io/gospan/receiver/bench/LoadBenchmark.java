@@ -53,12 +53,29 @@ public final class LoadBenchmark {
 
   record Workload(String name, List<String> clientArgs) {}
 
-  static final List<Workload> WORKLOADS =
+  static List<Workload> selectedWorkloads() {
+    String only = System.getProperty("gospan.bench.workloads");
+    if (only == null || only.isBlank()) {
+      return ALL_WORKLOADS;
+    }
+    List<String> prefixes = List.of(only.split(";"));
+    return ALL_WORKLOADS.stream().filter(w -> prefixes.stream().anyMatch(p -> w.name().startsWith(p))).toList();
+  }
+
+  static final List<Workload> ALL_WORKLOADS =
       List.of(
           new Workload("unary, 1 caller, full speed", List.of("-rpc", "unary", "-n", "4000", "-concurrency", "1")),
           new Workload("unary, 16 callers, full speed", List.of("-rpc", "unary", "-n", "40000", "-concurrency", "16", "-conns", "4")),
+          new Workload("unary, 500 calls/s (1,000 spans/s)", List.of("-rpc", "unary", "-n", "4000", "-rate", "500", "-concurrency", "16", "-conns", "4")),
           new Workload("unary, 2,000 calls/s", List.of("-rpc", "unary", "-n", "10000", "-rate", "2000", "-concurrency", "16", "-conns", "4")),
+          new Workload("unary, 10,000 calls/s (20,000 spans/s)", List.of("-rpc", "unary", "-n", "50000", "-rate", "10000", "-concurrency", "16", "-conns", "4")),
           new Workload("server-streaming (10 replies), 4 callers", List.of("-rpc", "server-stream", "-reply-count", "10", "-n", "8000", "-concurrency", "4")));
+
+  /**
+   * The workloads measured: {@link #ALL_WORKLOADS}, or with {@code -Dgospan.bench.workloads="a;b"} those
+   * whose name starts with one of the given prefixes (e.g. {@code "unary, 1 caller;unary, 16"}).
+   */
+  static final List<Workload> WORKLOADS = selectedWorkloads();
 
   /**
    * One measured run; {@code threadCpuUsPerCall}: the sidecar's CPU by thread name (digits dropped),
@@ -93,6 +110,9 @@ public final class LoadBenchmark {
   }
 
   static final long TICK_NS = 10_000_000L; // USER_HZ = 100
+
+  /** How long the idle sidecar's CPU is read after each warm-up (10 ms ticks: 0.1 % of a core per tick). */
+  static final long IDLE_MILLIS = 10_000;
 
   /** The sidecar's telemetry port: a free one, so that benchmarks of other clones can run alongside. */
   static final int TELEMETRY_PORT = freePort();
@@ -162,6 +182,7 @@ public final class LoadBenchmark {
     Map<String, Map<String, List<Run>>> with = new LinkedHashMap<>();
     Map<String, List<Long>> idleRss = new LinkedHashMap<>();
     Map<String, List<Double>> jitSettle = new LinkedHashMap<>();
+    Map<String, List<Double>> idleCpu = new LinkedHashMap<>();
     try (ExampleApps.Server server = ExampleApps.startServer(dir)) {
       ExampleApps.runClient(dir, server.address(), "-n", "2000", "-concurrency", "8"); // warm-up
       for (int round = 0; round < rounds; round++) {
@@ -183,12 +204,22 @@ public final class LoadBenchmark {
               ExampleApps.runClient(dir, server.address(), "-n", "1");
               Thread.sleep(1500);
               ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
+              // and the measured workload itself once: its own code paths (batch sizes, export
+              // rates) are compiled before it is measured, not during
+              List<String> again = new ArrayList<>(w.clientArgs());
+              again.add("-quiet");
+              ExampleApps.runClient(dir, server.address(), again.toArray(new String[0]));
               // the JIT compiles the warm-up's hot code for seconds after it (tens of seconds on a
               // loaded machine): wait until its compiler threads are idle, so the measured run is not
               // mostly compilation; then one malloc trim period (5 s) before the idle RSS
               jitSettle.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(waitForJit(gospan.pid()));
               Thread.sleep(6000);
               idleRss.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(rssKb(gospan.pid()));
+              // idle: the traced programs wait (the server runs, no calls); % of one core
+              long idle0 = cpuNs(gospan.pid());
+              Thread.sleep(IDLE_MILLIS);
+              idleCpu.computeIfAbsent(jar.getKey(), k -> new ArrayList<>())
+                  .add((cpuNs(gospan.pid()) - idle0) / 1e6 / IDLE_MILLIS * 100);
               with.computeIfAbsent(jar.getKey(), k -> new LinkedHashMap<>())
                   .computeIfAbsent(w.name(), k -> new ArrayList<>())
                   .add(run(dir, server, w, gospan));
@@ -228,9 +259,9 @@ public final class LoadBenchmark {
             med(b, Run::sidecarCpuUsPerSpan), med(b, Run::sidecarCpuWithoutJitUsPerSpan), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
             b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum(),
             receiver != null ? Long.toString(b.stream().mapToLong(Run::spansMissing).sum()) : "-");
-        summary.add(String.format("SUMMARY %s | %s | sidecar CPU %.1f µs/span, %.1f without JIT | RSS %.0f MiB (max %.0f) | "
+        summary.add(String.format("SUMMARY %s | %s | %.0f spans/s | sidecar CPU %.1f µs/span, %.1f without JIT | RSS %.0f MiB (max %.0f) | "
                 + "lost: %d events, %d spans dropped, %s not received | throughput %.2f × without gospan, %.2f × empty uprobes",
-            jar.getKey(), w.name(), med(b, Run::sidecarCpuUsPerSpan), med(b, Run::sidecarCpuWithoutJitUsPerSpan),
+            jar.getKey(), w.name(), 2 * med(b, Run::callsPerS), med(b, Run::sidecarCpuUsPerSpan), med(b, Run::sidecarCpuWithoutJitUsPerSpan),
             med(b, r -> r.sidecarRssKb() / 1024.0), b.stream().mapToDouble(r -> r.sidecarRssKb() / 1024.0).max().orElse(0),
             b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum(),
             receiver != null ? Long.toString(b.stream().mapToLong(Run::spansMissing).sum()) : "-",
@@ -242,6 +273,12 @@ public final class LoadBenchmark {
           idle.get(idle.size() / 2) / 1024.0, idle.get(0) / 1024.0, idle.get(idle.size() - 1) / 1024.0, idle.size());
       summary.add(String.format("SUMMARY %s | idle | RSS %.1f MiB median (%.1f–%.1f)", jar.getKey(),
           idle.get(idle.size() / 2) / 1024.0, idle.get(0) / 1024.0, idle.get(idle.size() - 1) / 1024.0));
+      List<Double> idleCpus = new ArrayList<>(idleCpu.get(jar.getKey()));
+      idleCpus.sort(Double::compare);
+      System.out.printf("sidecar CPU at idle (%d s after each warm-up): median %.2f %% of a core (%.2f–%.2f)%n", IDLE_MILLIS / 1000,
+          idleCpus.get(idleCpus.size() / 2), idleCpus.get(0), idleCpus.get(idleCpus.size() - 1));
+      summary.add(String.format("SUMMARY %s | idle | CPU %.2f %% of a core median (%.2f–%.2f; target ≤ 0.5)", jar.getKey(),
+          idleCpus.get(idleCpus.size() / 2), idleCpus.get(0), idleCpus.get(idleCpus.size() - 1)));
       List<Double> settle = new ArrayList<>(jitSettle.get(jar.getKey()));
       settle.sort(Double::compare);
       System.out.printf("JIT compiler threads busy after the warm-up: median %.1f s (%.1f–%.1f)%n",
@@ -277,6 +314,8 @@ public final class LoadBenchmark {
       }
     }
     System.out.println();
+    System.out.println("SUMMARY targets (issue 16): sidecar CPU ≤ 5 µs/span at 1,000 and 20,000 spans/s; no event or span lost at 16 callers;"
+        + " RSS ≤ 96 MiB under load; idle CPU ≤ 0.5 % of a core; throughput at 16 callers ≥ 0.9 × empty uprobes, at 1 caller ≥ 0.98 × without gospan");
     summary.forEach(System.out::println);
   }
 

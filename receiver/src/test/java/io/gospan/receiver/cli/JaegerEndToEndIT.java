@@ -41,7 +41,9 @@ class JaegerEndToEndIT {
     try (Jaeger jaeger = Jaeger.start()) {
       Path config = Files.createTempFile("gospan-e2e", ".yaml");
       Files.writeString(config, "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + jaeger.otlpGrpcEndpoint() + "\n"
-          + "  batch:\n    schedule_delay: 200ms\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n");
+          + "  batch:\n    schedule_delay: 200ms\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n"
+          // this clone's example programs only: others' Go processes on the machine are not this test's
+          + "discovery:\n  instrument:\n    - exe_path: \"" + dir + "/*\"\n");
       Process gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
               "-jar", jar.toString(), "run", "--config", config.toString())
           .redirectErrorStream(true).start();
@@ -56,15 +58,15 @@ class JaegerEndToEndIT {
       });
       reader.start();
       try {
-        await(() -> log.stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
+        await(() -> snapshot(log).stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
         try (ExampleApps.Server server = ExampleApps.startServer(dir, Map.of("OTEL_SERVICE_NAME", SERVER))) {
-          await(() -> log.stream().anyMatch(l -> l.contains("tracing pid " + server.pid() + " ")), "server traced", log);
+          await(() -> snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + server.pid() + " ")), "server traced", log);
           // long-lived clients: one making OK calls, one asking for NOT_FOUND
           Process loop = startClient(dir, server.address(), "-n", "0", "-rate", "5", "-rpc", "unary");
           Process failing = startClient(dir, server.address(), "-n", "0", "-rate", "5", "-rpc", "unary", "-fail-code", "NOT_FOUND");
           try {
-            await(() -> log.stream().anyMatch(l -> l.contains("tracing pid " + loop.pid() + " "))
-                && log.stream().anyMatch(l -> l.contains("tracing pid " + failing.pid() + " ")), "clients traced", log);
+            await(() -> snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + loop.pid() + " "))
+                && snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + failing.pid() + " ")), "clients traced", log);
             Thread.sleep(1500);
             // a short-lived process of the now known client binary, carrying a trace context from
             // outside: traced from its first call, its spans join that trace
@@ -130,7 +132,7 @@ class JaegerEndToEndIT {
         gospan.destroy(); // SIGTERM: flush, detach, exit 0
         assertThat(gospan.waitFor(30, TimeUnit.SECONDS)).isTrue();
         reader.join(5000);
-        assertThat(gospan.exitValue()).as(String.join("\n", log)).isZero();
+        assertThat(gospan.exitValue()).as(String.join("\n", snapshot(log))).isZero();
       }
     }
   }
@@ -172,6 +174,13 @@ class JaegerEndToEndIT {
     return null;
   }
 
+  /** A copy of the log taken under its lock: the reader thread appends while a check looks. */
+  static List<String> snapshot(List<String> log) {
+    synchronized (log) {
+      return List.copyOf(log);
+    }
+  }
+
   interface Check {
     boolean ok();
   }
@@ -180,7 +189,7 @@ class JaegerEndToEndIT {
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (!c.ok()) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what + "; gospan log:\n" + String.join("\n", log));
+        throw new AssertionError("timed out waiting for " + what + "; gospan log:\n" + String.join("\n", snapshot(log)));
       }
       Thread.sleep(50);
     }

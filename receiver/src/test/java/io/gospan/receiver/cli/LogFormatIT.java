@@ -98,7 +98,7 @@ class LogFormatIT {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
     while (true) {
       synchronized (log) {
-        if (log.stream().anyMatch(line)) {
+        if (JaegerEndToEndIT.snapshot(log).stream().anyMatch(line)) {
           return;
         }
       }

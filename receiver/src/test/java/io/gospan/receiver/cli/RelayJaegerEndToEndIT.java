@@ -59,7 +59,7 @@ class RelayJaegerEndToEndIT {
       reader.start();
       List<JsonNode> traces;
       try {
-        JaegerEndToEndIT.await(() -> log.stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
+        JaegerEndToEndIT.await(() -> JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
         try (ExampleApps.Server server = ExampleApps.startServer(dir, Map.of("OTEL_SERVICE_NAME", SERVER));
             ExampleApps.Server relay = ExampleApps.startRelay(dir, Map.of("OTEL_SERVICE_NAME", RELAY), server.address(),
                 "-background", "0")) {
@@ -95,7 +95,7 @@ class RelayJaegerEndToEndIT {
   }
 
   static boolean traced(List<String> log, long pid) {
-    return log.stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
+    return JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
   }
 
   /** The traces that are exactly the six-span chain with CHILD_OF references and the right services. */

@@ -119,7 +119,7 @@ class RelayPropagationIT {
       }
     });
     reader.start();
-    await(() -> log.stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started");
+    await(() -> JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started");
   }
 
   @AfterAll
@@ -419,7 +419,7 @@ class RelayPropagationIT {
   }
 
   static boolean traced(long pid) {
-    return log.stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
+    return JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
   }
 
   /**

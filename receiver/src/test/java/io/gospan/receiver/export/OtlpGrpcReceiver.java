@@ -33,6 +33,8 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
   /** When each request of {@link #traces} arrived, Unix epoch ns (same index). */
   final List<Long> arrivals = new CopyOnWriteArrayList<>();
   private final Server server;
+  /** {@code System.nanoTime()} when the first trace export arrived (its handler ran), 0 before. */
+  private final java.util.concurrent.atomic.AtomicLong firstTraceNanos = new java.util.concurrent.atomic.AtomicLong();
 
   /** A received span with the resource it came under. */
   public record ReceivedSpan(Resource resource, Span span) {
@@ -75,6 +77,7 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
                 new TraceServiceGrpc.TraceServiceImplBase() {
                   @Override
                   public void export(ExportTraceServiceRequest request, StreamObserver<ExportTraceServiceResponse> response) {
+                    firstTraceNanos.compareAndSet(0, System.nanoTime());
                     synchronized (traces) {
                       java.time.Instant now = java.time.Instant.now();
                       arrivals.add(now.getEpochSecond() * 1_000_000_000L + now.getNano());
@@ -96,6 +99,11 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
                 })
             .build()
             .start();
+  }
+
+  /** {@code System.nanoTime()} when the first trace export arrived, 0 when none has. */
+  long firstTraceNanos() {
+    return firstTraceNanos.get();
   }
 
   public static OtlpGrpcReceiver start(int port) throws IOException {

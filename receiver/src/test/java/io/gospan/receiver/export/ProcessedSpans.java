@@ -8,8 +8,9 @@ import java.util.function.Predicate;
 
 /**
  * Reads the SDK BatchSpanProcessor's own count, {@code otel.sdk.processor.span.processed} (by
- * {@code error.type}: none = exported, {@code queue_full}, or the export failure), from an in-memory
- * reader on the pipeline's meter provider ({@code Pipeline.Builder.metricReader}).
+ * {@code error.type}: none = exported, {@code queue_full}, or the export failure), and the spans
+ * refused before its queue ({@code gospan.spans.dropped}), from an in-memory reader on the
+ * pipeline's meter provider ({@code Pipeline.Builder.metricReader}).
  */
 final class ProcessedSpans {
   static final String METRIC = "otel.sdk.processor.span.processed";
@@ -29,6 +30,22 @@ final class ProcessedSpans {
   /** Spans dropped because the queue was full. */
   long queueFull() {
     return sum("queue_full"::equals);
+  }
+
+  /**
+   * Spans refused before the processor's queue ({@link SpanAdmission}: {@code
+   * gospan.spans.dropped}, by reason: {@code shed}, {@code queue_full}).
+   */
+  long admissionDropped() {
+    long n = 0;
+    for (MetricData m : reader.collectAllMetrics()) {
+      if (m.getName().equals(SpanAdmission.DROPPED)) {
+        for (LongPointData p : m.getLongSumData().getPoints()) {
+          n += p.getValue();
+        }
+      }
+    }
+    return n;
   }
 
   /** Spans lost to failed exports (any other error.type). */

@@ -60,7 +60,7 @@ class SpanSizesTest {
     Keeper keeper = new Keeper();
     List<SpanData> spans;
     try (Pipeline p = Pipeline.builder(ConfigLoader.parse(
-            "exporter: {batch: {max_queue_size: 32768, max_export_batch_size: 4096}, queue: {max_bytes: 0}}\n"
+            "exporter: {batch: {max_queue_size: 32768, max_queue_bytes: 256MiB, max_export_batch_size: 4096}, queue: {max_bytes: 0}}\n"
                 + "metrics: {enabled: false}\ntelemetry: {http: {enabled: false}}\n", "t", Map.of()))
         .spanExporter(keeper).processMetadata(new FakeMetadata()).build()) {
       Events conn = new Events(40000);
