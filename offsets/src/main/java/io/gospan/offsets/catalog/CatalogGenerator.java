@@ -295,6 +295,26 @@ public final class CatalogGenerator {
     return true;
   }
 
+  /**
+   * Whether an observation lacks every function that needs {@code f} (its {@code functions}: the
+   * probes whose function the build has); false when {@code f} is needed by no probe or the
+   * observation does not list functions.
+   */
+  static boolean notNeeded(ProbeField f, JsonNode o) {
+    JsonNode functions = o.get("functions");
+    if (f.neededBy().isEmpty() || functions == null || !functions.isArray()) {
+      return false;
+    }
+    for (JsonNode fn : functions) {
+      for (io.gospan.offsets.resolve.Probe p : f.neededBy()) {
+        if (p.name().equals(fn.asText())) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   /** Merges observations into the catalog tree (see {@link OffsetsCatalog} for the format). */
   public static ObjectNode merge(List<JsonNode> observations) {
     List<String> sections = OffsetsCatalog.SECTIONS;
@@ -324,6 +344,12 @@ public final class CatalogGenerator {
             continue;
           }
           JsonNode val = o.path("fields").get(f.cName());
+          if ((val == null || val.isNull()) && notNeeded(f, o)) {
+            // absent because the build does not have the functions that need it (x/net v0.60's
+            // HTTP/2 server delegates to net/http's under go1.27): not a layout that disagrees with
+            // the builds that have them; a binary is asked for it only when it has the functions
+            continue;
+          }
           values.computeIfAbsent(f.cName(), k -> new TreeMap<>(ModuleVersions.ORDER))
               .computeIfAbsent(v, k -> new LinkedHashSet<>())
               .add(val == null ? "null" : val.toString());

@@ -102,9 +102,9 @@ class InspectCommandIT {
     assertThat(relay.exit()).as(relay.out()).isEqualTo(ExitCodes.OK);
     assertThat(relay.out()).contains("\ncalls linked inside the process: yes (ctx walk, goroutine, parent goroutine)\n");
     assertThat(willAttach(relay.out())).contains("server_handle_stream", "http2_client_new_stream");
-    Result go117 = inspect(bin.resolve("go1.17.13-grpc1.40.0/greeter-server").toString());
+    Result go117 = inspect(ExampleApps.build("--go", "1.17.13", "--grpc", "v1.40.0").resolve("greeter-server").toString());
     assertThat(go117.out()).contains("\ncalls linked inside the process: yes (ctx walk, goroutine)\n");
-    Result go116 = inspect(bin.resolve("go1.16.15-grpc1.40.0/greeter-server").toString());
+    Result go116 = inspect(ExampleApps.build("--go", "1.16.15", "--grpc", "v1.40.0").resolve("greeter-server").toString());
     assertThat(go116.exit()).as(go116.out()).isEqualTo(ExitCodes.OK);
     assertThat(go116.out()).contains("\ncalls linked inside the process: no: server_handle_stream stack ABI (Go <= 1.16)");
   }
