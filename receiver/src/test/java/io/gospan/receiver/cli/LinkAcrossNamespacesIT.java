@@ -279,8 +279,11 @@ class LinkAcrossNamespacesIT {
         .isGreaterThanOrEqualTo(RelayPropagationIT.MIN_SERVED);
     assertThat(served).as("%s: relay server spans are roots", tag).allSatisfy(rs -> assertThat(rs.getParentSpanId()).isEmpty());
     long chains = chainsBelow(s);
-    assertThat(chains).as("%s: relay server spans with their two relay clients and their two server spans below; %s", tag, s.describe())
-        .isGreaterThanOrEqualTo(RelayPropagationIT.minimum(served.size()));
+    if (chains < RelayPropagationIT.minimum(served.size())) {
+      throw new AssertionError(tag + ": relay server spans with their two relay clients and their two server spans below: "
+          + chains + " of " + served.size() + ", expected at least " + RelayPropagationIT.minimum(served.size()) + "; "
+          + s.describe() + "\n" + brokenChains(s));
+    }
     Map<ByteString, Long> arrived = arrivals();
     List<Long> waits = new ArrayList<>();
     for (Span rs : served) {
@@ -300,6 +303,62 @@ class LinkAcrossNamespacesIT {
       List<Span> rcs = s.children(rs, s.relay, SpanKind.SPAN_KIND_CLIENT);
       return rcs.size() == 2 && rcs.stream().allMatch(rc -> s.children(rc, s.server, SpanKind.SPAN_KIND_SERVER).size() == 1);
     }).count();
+  }
+
+  /** What is missing below the relay server spans whose chain is not whole, and the gospans' counters that say why. */
+  static String brokenChains(RelayPropagationIT.Spans s) {
+    StringBuilder b = new StringBuilder();
+    int shown = 0;
+    for (Span rs : s.served()) {
+      List<Span> rcs = s.children(rs, s.relay, SpanKind.SPAN_KIND_CLIENT);
+      if (rcs.size() == 2 && rcs.stream().allMatch(rc -> s.children(rc, s.server, SpanKind.SPAN_KIND_SERVER).size() == 1)) {
+        continue;
+      }
+      if (shown++ == 5) {
+        break;
+      }
+      b.append("  relay server ").append(hex(rs.getSpanId())).append(" trace ").append(hex(rs.getTraceId()))
+          .append(": relay clients below ").append(rcs.size());
+      for (Span rc : rcs) {
+        b.append(", ").append(hex(rc.getSpanId())).append(" with server spans below ")
+            .append(s.children(rc, s.server, SpanKind.SPAN_KIND_SERVER).size());
+      }
+      b.append('\n');
+    }
+    for (Gospan g : new Gospan[] {relayGospan, serverGospan}) {
+      b.append("  ").append(g.tier()).append(" gospan: dropped ").append(counter(g, "gospan.spans.dropped", null))
+          .append(", traces shed ").append(counter(g, "gospan.traces.shed", null))
+          .append(", in-process links ").append(counters(g, "gospan.links.in_process", "result"))
+          .append(", lookups sent ").append(counter(g, "gospan.link.lookups.sent", null))
+          .append(", answered ").append(counter(g, "gospan.link.lookups.answered", null))
+          .append(", unanswered ").append(counters(g, "gospan.link.lookups.unanswered", "reason"))
+          .append(", linked ").append(counter(g, "gospan.link.spans.linked", null))
+          .append(", late ").append(counter(g, "gospan.link.answers.late", null))
+          .append(", queries served ").append(counters(g, "gospan.link.queries.served", "result")).append('\n');
+    }
+    return b.toString();
+  }
+
+  static String hex(ByteString id) {
+    StringBuilder b = new StringBuilder();
+    for (byte x : id.toByteArray()) {
+      b.append(String.format("%02x", x));
+    }
+    return b.toString();
+  }
+
+  /** Counter {@code name} of {@code g} by the values of attribute {@code key}. */
+  static Map<String, Long> counters(Gospan g, String name, String key) {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    for (OtlpGrpcReceiver.ReceivedMetric m : receiver.metrics()) {
+      if (!m.metric().getName().equals(name) || !fromPid(m.resource().getAttributesList(), g.pid())) {
+        continue;
+      }
+      for (NumberDataPoint p : m.metric().getSum().getDataPointsList()) {
+        out.merge(String.valueOf(pointAttr(p, key)), p.getAsInt(), Math::max);
+      }
+    }
+    return out;
   }
 
   static boolean relayedSettled(RelayPropagationIT.Spans s) {
