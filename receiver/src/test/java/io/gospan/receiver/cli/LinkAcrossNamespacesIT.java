@@ -280,7 +280,18 @@ class LinkAcrossNamespacesIT {
         .as("%s: calls served that are one trace client -> relay server -> 2 relay clients -> 2 servers, across three gospans, of %d; %s",
             tag, served.size(), s.describe())
         .isGreaterThanOrEqualTo(RelayPropagationIT.minimum(served.size()));
-    RelayPropagationIT.checkBackground(s, tag);
+    try {
+      RelayPropagationIT.checkBackground(s, tag);
+    } catch (AssertionError e) {
+      StringBuilder b = new StringBuilder(e.getMessage()).append("\nbackground server spans without their relay client span:\n");
+      for (Span sv : RelayPropagationIT.background(s)) {
+        if (s.byId(sv.getParentSpanId()) == null) {
+          b.append("  ").append(hex(sv.getSpanId())).append(sv.getParentSpanId().isEmpty() ? " a root" : " parent "
+              + hex(sv.getParentSpanId()) + " not received").append('\n');
+        }
+      }
+      throw new AssertionError(b.append(counters()).toString(), e);
+    }
     printLatency(s, tag);
     awaitCounter(relayGospan, "gospan.link.spans.linked", null, 1);
     awaitCounter(serverGospan, "gospan.link.spans.linked", null, 1);
@@ -343,6 +354,12 @@ class LinkAcrossNamespacesIT {
       }
       b.append('\n');
     }
+    return b.append(counters()).toString();
+  }
+
+  /** The relay's and the server's gospan counters that say why a link is missing. */
+  static String counters() {
+    StringBuilder b = new StringBuilder();
     for (Gospan g : new Gospan[] {relayGospan, serverGospan}) {
       b.append("  ").append(g.tier()).append(" gospan: dropped ").append(counter(g, "gospan.spans.dropped", null))
           .append(", traces shed ").append(counter(g, "gospan.traces.shed", null))
