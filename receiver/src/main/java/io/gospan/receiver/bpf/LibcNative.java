@@ -35,11 +35,4 @@ public interface LibcNative {
   int close(int fd);
 
   long sysconf(int name);
-
-  /** The calling thread's id (glibc >= 2.30). */
-  int gettid();
-
-  /** {@code setpriority(2)}: with {@code which} PRIO_PROCESS (0) and a thread id, that thread's nice value. */
-  @SaveError
-  int setpriority(int which, int who, int prio);
 }

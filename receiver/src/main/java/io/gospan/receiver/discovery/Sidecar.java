@@ -204,11 +204,6 @@ public final class Sidecar implements AutoCloseable {
   }
 
   private void pollLoop() {
-    int errno = GrpcProbes.prioritizePollingThread();
-    if (errno != 0) {
-      LOG.info("the ring buffer thread keeps its scheduling priority (setpriority: errno {}): on a busy node"
-          + " events may be lost while it waits for a CPU", errno);
-    }
     while (running) {
       try {
         probes.poll(POLL_MILLIS);

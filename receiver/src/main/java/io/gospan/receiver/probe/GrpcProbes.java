@@ -373,23 +373,6 @@ public final class GrpcProbes implements AutoCloseable {
     return n;
   }
 
-  /**
-   * The nice value the polling thread asks for ({@link #prioritizePollingThread}): producers never
-   * wait for the reader, so while it waits for a CPU the ring buffer fills and records are lost
-   * ({@code ring_buffer_full}); at -10 its scheduler weight is ~9x a nice-0 thread's.
-   */
-  public static final int POLLING_THREAD_NICE = -10;
-
-  /**
-   * Gives the calling thread, the one that polls, precedence over the node's ordinary (nice 0)
-   * threads: {@link #POLLING_THREAD_NICE}.
-   *
-   * @return 0 when set, else the errno (without {@code CAP_SYS_NICE} it stays at its nice value)
-   */
-  public static int prioritizePollingThread() {
-    return io.gospan.receiver.bpf.ThreadPriority.setCurrentThreadNice(POLLING_THREAD_NICE);
-  }
-
   /** Records dropped because they could not be decoded. */
   public long malformedRecords() {
     return decoder.malformed();
