@@ -265,13 +265,19 @@ class LinkServiceTest {
     server.feed(e.serverStart(1, t), e.serverTrailersOnly(1, t + 1000, 0, null));
     await(() -> server.counter(LinkMetrics.PEERS_UNREACHABLE) == 1, "the peer counted unreachable", server);
     server.feed(e.serverStart(3, now()), e.serverTrailersOnly(3, now(), 0, null));
-    assertThat(server.counter(LinkMetrics.LOOKUPS_SKIPPED, Attributes.of(LinkMetrics.REASON, "peer_backed_off"))).isEqualTo(1);
+    // The first question is sent and lost with the stream (unanswered peer_failed), or, when the
+    // refusal is reported while the stream opens (seen once on a loaded machine), dropped with it
+    // before it was sent (skipped peer_backed_off, not counted sent): either way counted once. The
+    // second is skipped: the peer is backed off.
+    long firstSkipped = server.counter(LinkMetrics.LOOKUPS_SKIPPED, Attributes.of(LinkMetrics.REASON, "peer_backed_off")) - 1;
+    assertThat(firstSkipped).isBetween(0L, 1L);
     await(() -> server.spans(SpanKind.SERVER).size() == 2, "both server spans");
     long took = (now() - t) / 1_000_000;
     assertThat(server.spans(SpanKind.SERVER)).allSatisfy(s -> assertThat(s.getParentSpanContext().isValid()).isFalse());
     assertThat(took).as("ms: released by link_wait (+ the extra wait for the asked one)")
         .isBetween(LINK_WAIT.toMillis(), LINK_WAIT.plus(EXTRA_WAIT).toMillis() + 500);
-    assertThat(server.counter(LinkMetrics.LOOKUPS_UNANSWERED)).isEqualTo(1);
+    assertThat(server.counter(LinkMetrics.LOOKUPS_UNANSWERED)).isEqualTo(1 - firstSkipped);
+    assertThat(server.counter(LinkMetrics.LOOKUPS_SENT)).isEqualTo(1 - firstSkipped);
     assertThat(server.link.client().pending()).isZero();
   }
 
