@@ -14,9 +14,11 @@ fi
 # the run-time library the Java binding loads; libcapstone-dev brings libcapstone (.so.4 or
 # .so.5), the x86-64 decoder the offsets module loads; protobuf-compiler regenerates the
 # examples' stubs (examples/gen-proto.sh); openssl makes the examples' TLS certs;
-# util-linux's setpriv runs gospan without CAP_SYS_ADMIN in NoPrivilegesIT.
+# util-linux's setpriv runs gospan without CAP_SYS_ADMIN in NoPrivilegesIT; iproute2 (ip netns,
+# veth) and nftables (a DNAT rule standing in for a Kubernetes ClusterIP) build the network
+# namespaces of LinkAcrossNamespacesIT.
 packages=(clang llvm libbpf-dev libbpf1 libcapstone-dev libelf-dev bpftool make gcc openssl
-          openjdk-17-jdk-headless maven golang-go ca-certificates util-linux)
+          openjdk-17-jdk-headless maven golang-go ca-certificates util-linux iproute2 nftables)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

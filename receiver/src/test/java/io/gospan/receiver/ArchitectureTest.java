@@ -39,6 +39,8 @@ class ArchitectureTest {
           Map.entry("probe", Set.of("bpf", "event", "offsets")),
           Map.entry("discovery", Set.of("probe", "offsets", "event")),
           Map.entry("span", Set.of("event")),
+          // linking across gospans: answers from and hands answers to span assembly (RemoteLinks, declared in span)
+          Map.entry("link", Set.of("span")),
           Map.entry("metrics", Set.of("span", "event")),
           // export builds the SDK pipeline from the configuration's records and feeds span assembly
           // the probes' events (event is the vocabulary both sides share)

@@ -12,6 +12,8 @@ import io.gospan.receiver.discovery.TracedBinary;
 import io.gospan.receiver.discovery.Tracer;
 import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.export.Pipeline;
+import io.gospan.receiver.link.LinkService;
+import io.gospan.receiver.link.LinkSettings;
 import io.gospan.receiver.probe.HeaderNames;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
@@ -31,6 +33,8 @@ import java.util.concurrent.CompletionStage;
  *    probes, ring buffer, Tracer             ▲ registerProcess / processExited / hintProcess
  *    └─ Tracer.Listener ─────────────────────┘
  *  ProbeTelemetry: the BPF counters and the tracer's state on the pipeline's meter
+ *  link.LinkService (link.enabled): serves other gospans from span assembly, and is the
+ *    RemoteLinks span assembly asks them through
  * </pre>
  *
  * <pre>{@code
@@ -46,11 +50,13 @@ import java.util.concurrent.CompletionStage;
 public final class GospanSidecar implements AutoCloseable {
   private final Pipeline pipeline;
   private final Sidecar sidecar;
+  private final LinkService link; // null: link.enabled false, or linking off (streams.link_wait 0)
   private final CompletableFuture<String> noPrivileges;
 
-  private GospanSidecar(Pipeline pipeline, Sidecar sidecar, CompletableFuture<String> noPrivileges) {
+  private GospanSidecar(Pipeline pipeline, Sidecar sidecar, LinkService link, CompletableFuture<String> noPrivileges) {
     this.pipeline = pipeline;
     this.sidecar = sidecar;
+    this.link = link;
     this.noPrivileges = noPrivileges;
   }
 
@@ -77,6 +83,11 @@ public final class GospanSidecar implements AutoCloseable {
     return sidecar;
   }
 
+  /** The link service (linking across gospans), or {@code null} when it is off. */
+  public LinkService link() {
+    return link;
+  }
+
   /** Where {@code /metrics} and {@code /healthz} are served, or {@code null}. */
   public InetSocketAddress telemetryAddress() {
     return pipeline.telemetryAddress();
@@ -88,7 +99,13 @@ public final class GospanSidecar implements AutoCloseable {
     try {
       sidecar.close();
     } finally {
-      pipeline.close();
+      try {
+        if (link != null) {
+          link.close();
+        }
+      } finally {
+        pipeline.close();
+      }
     }
   }
 
@@ -99,6 +116,7 @@ public final class GospanSidecar implements AutoCloseable {
     private ProcFs procFs = ProcFs.system();
     private Duration scanInterval;
     private int ringBufferBytes;
+    private boolean startLink = true;
 
     private Builder(GospanConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -123,6 +141,12 @@ public final class GospanSidecar implements AutoCloseable {
     /** Whether to serve {@code telemetry.http} (default: as the configuration says). */
     public Builder telemetryServer(boolean start) {
       pipeline.telemetryServer(start);
+      return this;
+    }
+
+    /** Whether to start the link service (default: as {@code link.enabled} says). */
+    public Builder linkService(boolean start) {
+      this.startLink = start;
       return this;
     }
 
@@ -162,16 +186,28 @@ public final class GospanSidecar implements AutoCloseable {
               .withLinger(config.discovery().linger(), config.discovery().maxLingeringBinaries());
 
       Pipeline p = pipeline.build();
+      LinkService link = null;
+      if (startLink && config.link().enabled() && !config.streams().linkWait().isZero()) {
+        try {
+          link = LinkService.start(linkSettings(config), p.assembler(), p.meter());
+        } catch (IllegalArgumentException e) {
+          p.close();
+          throw new ConfigException("link.tls: " + e.getMessage(), e);
+        }
+      }
       CompletableFuture<String> noPrivileges = new CompletableFuture<>();
       Sidecar s;
       try {
         s = Sidecar.start(options, p::accept, listener(p, noPrivileges));
       } catch (RuntimeException e) {
+        if (link != null) {
+          link.close();
+        }
         p.close();
         throw e;
       }
       ProbeTelemetry.register(p.meter(), s);
-      return new GospanSidecar(p, s, noPrivileges);
+      return new GospanSidecar(p, s, link, noPrivileges);
     }
   }
 
@@ -198,6 +234,19 @@ public final class GospanSidecar implements AutoCloseable {
         pipeline.hintProcess(new ProcessInfo(pid, b.executable(), b.goVersion()));
       }
     };
+  }
+
+  /** The link service's settings from {@code link.*} and {@code streams.link_wait}. */
+  static LinkSettings linkSettings(GospanConfig c) {
+    var l = c.link();
+    InetSocketAddress a = io.gospan.receiver.config.ConfigLoader.parseHostPort("link.listen", l.listen());
+    InetSocketAddress listen = new InetSocketAddress(a.getHostString(), a.getPort());
+    LinkSettings.Tls tls = null;
+    if (l.tls().enabled()) {
+      tls = new LinkSettings.Tls(java.nio.file.Path.of(l.tls().caFile()), java.nio.file.Path.of(l.tls().certFile()),
+          java.nio.file.Path.of(l.tls().keyFile()), l.tls().serverName());
+    }
+    return LinkSettings.of(listen, a.getPort(), tls, c.streams().linkWait()).withClockSkew(l.clockSkew());
   }
 
   static List<ProcessSelector.Rule> rules(List<GospanConfig.Selector> selectors) {

@@ -438,6 +438,20 @@ public final class ConfigLoader {
 
     check(isPositive(c.metrics().exportInterval()), "metrics.export_interval", "must be greater than zero");
     parseHostPort("telemetry.http.address", c.telemetry().http().address());
+
+    var link = c.link();
+    java.net.InetSocketAddress linkAddress = parseHostPort("link.listen", link.listen());
+    check(linkAddress.getPort() >= 1, "link.listen", "needs a port, 1-65535 (other gospans are asked at it)");
+    check(!link.clockSkew().isNegative(), "link.clock_skew", "must not be negative");
+    var lt = link.tls();
+    if (lt.enabled()) {
+      check(lt.caFile() != null && lt.certFile() != null && lt.keyFile() != null, "link.tls",
+          "ca_file, cert_file and key_file go together (mutual TLS between gospans)");
+      checkFile("link.tls.ca_file", lt.caFile());
+      checkFile("link.tls.cert_file", lt.certFile());
+      checkFile("link.tls.key_file", lt.keyFile());
+    }
+    check(!lt.serverName().isBlank(), "link.tls.server_name", "must not be empty");
   }
 
   private static boolean isPositive(Duration d) {

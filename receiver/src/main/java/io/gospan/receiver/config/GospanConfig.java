@@ -18,7 +18,8 @@ public record GospanConfig(
     ExporterConfig exporter,
     MetricsConfig metrics,
     TelemetryConfig telemetry,
-    OffsetsConfig offsets) {
+    OffsetsConfig offsets,
+    LinkConfig link) {
 
   public GospanConfig {
     discovery = discovery != null ? discovery : new DiscoveryConfig(null, null, null, null);
@@ -30,11 +31,12 @@ public record GospanConfig(
     metrics = metrics != null ? metrics : new MetricsConfig(null, null);
     telemetry = telemetry != null ? telemetry : new TelemetryConfig(null);
     offsets = offsets != null ? offsets : new OffsetsConfig(null);
+    link = link != null ? link : new LinkConfig(null, null, null, null);
   }
 
   /** The configuration with no file and no environment: trace every Go gRPC process, OTLP/gRPC to localhost:4317. */
   public static GospanConfig defaults() {
-    return new GospanConfig(null, null, null, null, null, null, null, null, null);
+    return new GospanConfig(null, null, null, null, null, null, null, null, null, null);
   }
 
   /**
@@ -351,6 +353,45 @@ public record GospanConfig(
     public MetricsConfig {
       enabled = enabled != null ? enabled : Boolean.TRUE;
       exportInterval = exportInterval != null ? exportInterval : Duration.ofSeconds(30);
+    }
+  }
+
+  /**
+   * Linking across gospans (one gospan per pod or host): the link service this gospan serves, and
+   * asks other gospans through, at the same port.
+   *
+   * @param enabled serve and ask (default true); false: a server span whose client another gospan
+   *     traced is a root after {@code streams.link_wait}
+   * @param listen {@code host:port} the link service listens on; other gospans are asked at this
+   *     port on their client's address. Default {@code 0.0.0.0:9465}
+   * @param tls mutual TLS between gospans (all of {@code ca_file}, {@code cert_file}, {@code
+   *     key_file}, or none: plaintext)
+   * @param clockSkew how far another gospan's clock may be from this one's (the tolerance around a
+   *     client span when another gospan names its server span's start). Default 250 ms
+   */
+  public record LinkConfig(Boolean enabled, String listen, LinkTlsConfig tls, Duration clockSkew) {
+    public LinkConfig {
+      enabled = enabled != null ? enabled : Boolean.TRUE;
+      listen = listen != null ? listen : "0.0.0.0:9465";
+      tls = tls != null ? tls : new LinkTlsConfig(null, null, null, null);
+      clockSkew = clockSkew != null ? clockSkew : Duration.ofMillis(250);
+    }
+  }
+
+  /**
+   * PEM files for the link service's mutual TLS: the CA that signed every gospan's certificate,
+   * this gospan's certificate (presented as server and as client) and its PKCS#8 key; and the DNS
+   * name the gospans' certificates carry (peers are reached by IP address, so this name is checked
+   * instead). Default name {@code gospan-link}.
+   */
+  public record LinkTlsConfig(String caFile, String certFile, String keyFile, String serverName) {
+    public LinkTlsConfig {
+      serverName = serverName != null ? serverName : "gospan-link";
+    }
+
+    /** Whether TLS is on (any file set; validation wants all three). */
+    public boolean enabled() {
+      return caFile != null || certFile != null || keyFile != null;
     }
   }
 

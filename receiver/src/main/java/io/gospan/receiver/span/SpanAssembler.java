@@ -63,11 +63,17 @@ import java.util.TreeMap;
  * <ol>
  *   <li>a valid W3C {@code traceparent} in its own request headers (one the application sent: it
  *       wins over everything below);
- *   <li>a server span: the client span gospan also saw for its connection (client 4-tuple = server
- *       4-tuple reversed, same stream id, server start within the client span, or up to {@link
- *       #NEW_STREAM_SLACK_NS} before a client span started at NewStream), across processes; such a
- *       client span started at NewStream takes the server's {@code :authority}, allowed request
- *       metadata and {@code traceparent} (rule 1 for it, when its trace id is not decided yet);
+ *   <li>a server span: the client span gospan also saw for its call (the same client end as both
+ *       ends see it: over TCP its socket address, IP and port; over a unix domain socket its inode,
+ *       the server's peer inode; and the same HTTP/2 stream id, server start within the client
+ *       span), across processes; the server's address is not compared, so a call through a DNAT (a
+ *       Kubernetes ClusterIP) links too. When no such client span is found here and the client's
+ *       TCP address is not this gospan's own, the gospan at that address is asked ({@link
+ *       RemoteLinks}, given by {@link #remoteLinks}): its answer ({@link #remoteParent}) makes the
+ *       server span the child of the client span it traced, in that span's trace. A client span
+ *       started at NewStream covers server starts up to {@link #NEW_STREAM_SLACK_NS} before its own
+ *       start, and takes its server's {@code :authority}, allowed request metadata and {@code
+ *       traceparent} (rule 1 for it, when its trace id is not decided yet);
  *   <li>a client span: the server span of its own process whose call it was made from, as a {@link
  *       StreamParent} names it (in-process propagation, docs/propagation.md). The server stream
  *       must have started before the client stream was created and not ended before ({@code
@@ -89,8 +95,8 @@ import java.util.TreeMap;
  * its parent is known missing. Events may arrive in any order:
  *
  * <ul>
- *   <li>each client stream with a known 4-tuple is indexed by flow (4-tuple + stream id) while in
- *       flight, and for {@code link_wait} after it ends; a server span that starts finds its
+ *   <li>each client stream with a known socket is indexed by flow (client end + stream id)
+ *       while in flight, and for {@code link_wait} after it ends; a server span that starts finds its
  *       client there, else waits (open) for a client start covering it;
  *   <li>each ended server stream is remembered by key for {@code link_wait}, for StreamParents that
  *       come after its end;
@@ -101,7 +107,12 @@ import java.util.TreeMap;
  *   <li>end events that arrive before their stream's start are held for {@code link_wait}.
  * </ul>
  *
- * A span that ends incomplete (timeout, connection closed, process exit, shutdown) with nothing
+ * A server span that asked another gospan waits {@code link_wait} plus {@link
+ * RemoteLinks#extraWaitNanos()} for the answer; a client span another gospan asks about ({@link
+ * #clientSpan}) is found while in flight and for {@code link_wait} after it ends, as for a server
+ * span here.
+ *
+ * <p>A span that ends incomplete (timeout, connection closed, process exit, shutdown) with nothing
  * linking it yet does not wait: it is a root at once. {@code link_wait} zero disables linking
  * (StreamParents are ignored).
  *
@@ -179,17 +190,20 @@ public final class SpanAssembler {
   }
 
   /**
-   * A client→server flow: the client's own end, the server's end, the stream id (a unix domain socket's
-   * ends are its inodes, equal on both sides).
+   * A call as both its ends see it: the client's own end of the connection and the HTTP/2 stream
+   * id. For TCP the client's end is its socket address (IP, port); the server's address is left
+   * out: a DNAT in between (a Kubernetes ClusterIP, kube-proxy) makes the client see the service's
+   * address and the server its own, while both see the same client address unless something
+   * source-NATs it. For a unix domain socket it is the client socket's inode, which the server
+   * sees as its peer's inode (unique on the host; such a call is only ever linked locally). Time
+   * proximity (the server's start within the client span) tells a reused client port apart.
    */
-  private record FlowKey(SocketPair.Endpoint clientEnd, SocketPair.Endpoint serverEnd, int streamId) {
+  private record FlowKey(SocketPair.Endpoint clientEnd, int streamId) {
     static FlowKey of(Side side, SocketPair s, int streamId) {
       if (s == null) {
         return null;
       }
-      return side == Side.CLIENT
-          ? new FlowKey(s.local(), s.remote(), streamId)
-          : new FlowKey(s.remote(), s.local(), streamId);
+      return new FlowKey(side == Side.CLIENT ? s.local() : s.remote(), streamId);
     }
   }
 
@@ -208,13 +222,15 @@ public final class SpanAssembler {
     String traceId; // null until decided
     SpanContext parentContext = SpanContext.getInvalid(); // set when decided
     Node parent; // linked: waits for this node's trace id
-    boolean inProcess; // linked by a StreamParent (else by the 4-tuple)
+    boolean inProcess; // linked by a StreamParent (else by the flow)
     long linkNs; // the StreamParent's time (client stream created), in-process links
     List<Node> children; // linked to this node
     Held held; // ended, waiting for the trace id
     long decideBy; // open nodes and stubs: processing time they are decided at
     boolean stub;
     boolean inOpenNodes;
+    boolean remoteWait; // open, asked another gospan: in remoteNodes, not openNodes
+    long seq; // remoteNodes' tie-break
 
     Node(StreamKey key, String spanId, long startNs) {
       this.key = key;
@@ -234,6 +250,11 @@ public final class SpanAssembler {
   private record ClientRecord(Node node, Stream stream, long startNs, long endNs, long retainUntil) {
     boolean covers(long serverStartNs) {
       return serverStartNs >= startNs && serverStartNs <= endNs;
+    }
+
+    /** Covers within {@code toleranceNs} either side (another gospan's clock). */
+    boolean covers(long serverStartNs, long toleranceNs) {
+      return serverStartNs >= startNs - toleranceNs && (endNs == Long.MAX_VALUE || serverStartNs <= endNs + toleranceNs);
     }
   }
 
@@ -326,6 +347,16 @@ public final class SpanAssembler {
   private final Map<StreamKey, Node> openClients = new HashMap<>();
   /** Open nodes in {@code decideBy} order (every deadline is some now + link_wait). */
   private final LinkedHashSet<Node> openNodes = new LinkedHashSet<>();
+  /**
+   * Open server nodes that asked another gospan, by {@code decideBy} (now + link_wait + the remote
+   * extra wait, extended by {@link #remoteWaitUntil}).
+   */
+  private final java.util.TreeSet<Node> remoteNodes =
+      new java.util.TreeSet<>(java.util.Comparator.<Node>comparingLong(n -> n.decideBy).thenComparingLong(n -> n.seq));
+  private long remoteSeq;
+  private RemoteLinks remote; // null: no other gospan is asked
+  private long lastEventNs; // the latest header event's time read so far
+  private long remoteWaitNs;
   /** Stubs in {@code decideBy} order. */
   private final LinkedHashMap<StreamKey, Node> stubs = new LinkedHashMap<>();
   private final LinkedHashMap<StreamKey, PendingParent> pendingParents = new LinkedHashMap<>();
@@ -488,6 +519,9 @@ public final class SpanAssembler {
       return;
     }
     eventsRead.add(1, PROBE_ATTRIBUTES.get(e.probe()));
+    if (e.monotonicNs() > lastEventNs) {
+      lastEventNs = e.monotonicNs();
+    }
     if (e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS && !e.grpcContentType()) {
       return; // another HTTP/2 request of a server that also serves gRPC through ServeHTTP
     }
@@ -509,6 +543,115 @@ public final class SpanAssembler {
     inFlightCount = streams.size();
   }
 
+  /**
+   * Lets span assembly ask other gospans for the client spans of server spans it cannot link
+   * itself (see "Parents"); {@code null} = ask none (the default). Set before events flow.
+   */
+  public synchronized void remoteLinks(RemoteLinks links) {
+    this.remote = links;
+    this.remoteWaitNs = links == null ? 0 : linkWaitNs + Math.max(0, links.extraWaitNanos());
+  }
+
+  /**
+   * Another gospan's answer to {@link RemoteLinks#lookup}: the server span of {@code flow} that
+   * started at {@code serverStartEpochNanos} (within 1 ms: the epoch conversion may have been
+   * recalibrated in between) becomes the child of {@code parent}, in its trace, and so does every
+   * span waiting on it (in-process propagation).
+   *
+   * @param parent the client span's ids, valid
+   * @return whether a server span took it; {@code false} when none waits for it any more (linked
+   *     here meanwhile, released as a root after its wait, never asked)
+   * @throws IllegalArgumentException when {@code parent} is not valid
+   */
+  public synchronized boolean remoteParent(ClientFlow flow, long serverStartEpochNanos, SpanContext parent) {
+    if (!parent.isValid()) {
+      throw new IllegalArgumentException("invalid parent " + parent);
+    }
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId()));
+    if (n == null || !n.open() || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
+      return false;
+    }
+    decide(n, parent.getTraceId(), SpanContext.createFromRemoteParent(
+        parent.getTraceId(), parent.getSpanId(), TraceFlags.getSampled(), TraceState.getDefault()));
+    return true;
+  }
+
+  /**
+   * Another gospan's interim answer to {@link RemoteLinks#lookup}: it traced the client span of
+   * {@code flow}, whose trace id will be final by {@code untilEpochNanos} at the latest (it waits
+   * for its own parent). The server span that asked (still waiting) waits until then at least, so
+   * that a chain whose first link waits does not lose its later links; at most four times its
+   * usual remote wait from now.
+   *
+   * @return whether a waiting server span's wait was extended
+   */
+  public synchronized boolean remoteWaitUntil(ClientFlow flow, long serverStartEpochNanos, long untilEpochNanos) {
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId()));
+    if (n == null || !n.open() || !n.remoteWait || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
+      return false;
+    }
+    long until = Math.min(untilEpochNanos - clock.offsetNanos(), clock.monotonicNow() + 4 * remoteWaitNs);
+    if (until <= n.decideBy) {
+      return false;
+    }
+    remoteNodes.remove(n);
+    n.decideBy = until;
+    remoteNodes.add(n);
+    return true;
+  }
+
+  /**
+   * Another gospan's definite answer to {@link RemoteLinks#lookup}: it traced no client span of
+   * {@code flow} covering {@code serverStartEpochNanos}. The server span that asked (still open)
+   * becomes a root now instead of at the end of its wait.
+   *
+   * @return whether a waiting server span was released
+   */
+  public synchronized boolean remoteNotFound(ClientFlow flow, long serverStartEpochNanos) {
+    Node n = openServers.isEmpty() ? null : openServers.get(new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId()));
+    if (n == null || !n.open() || !n.remoteWait || Math.abs(clock.toEpochNanos(n.startNs) - serverStartEpochNanos) > 1_000_000) {
+      return false;
+    }
+    root(n);
+    return true;
+  }
+
+  /**
+   * What this gospan knows of its client span of {@code flow} covering {@code
+   * serverStartEpochNanos} (another gospan asks: its server span started then): the span's ids
+   * once its trace id is final, {@link ClientSpanAnswer.State#PENDING} while it waits for its own
+   * parent, {@link ClientSpanAnswer.State#UNKNOWN} when no client span of that flow covers that
+   * time (not traced, not seen yet, or forgotten {@code link_wait} after it ended).
+   *
+   * @param toleranceNanos how far outside the client span the other gospan's time may fall (its
+   *     clock's skew against this one's), ns
+   */
+  public synchronized ClientSpanAnswer clientSpan(ClientFlow flow, long serverStartEpochNanos, long toleranceNanos) {
+    ClientSpanAnswer unknown = ClientSpanAnswer.unknown(lastEventNs == 0 ? 0 : clock.toEpochNanos(lastEventNs));
+    if (linkWaitNs == 0) {
+      return unknown;
+    }
+    FlowKey key = new FlowKey(new SocketPair.Ip(flow.client()), flow.streamId());
+    long t = serverStartEpochNanos - clock.offsetNanos();
+    ClientRecord c = inFlightClients.get(key);
+    if (c == null || !c.covers(t, toleranceNanos)) {
+      c = recentClients.get(key);
+      if (c == null || !c.covers(t, toleranceNanos)) {
+        return unknown;
+      }
+    }
+    Node n = c.node();
+    if (n.undecided()) {
+      Node root = n;
+      for (int i = 0; root.parent != null && i < 1000; i++) {
+        root = root.parent; // the open node, remote node or stub the chain waits on
+      }
+      return ClientSpanAnswer.pending(clock.toEpochNanos(root.decideBy));
+    }
+    return new ClientSpanAnswer(ClientSpanAnswer.State.FOUND,
+        SpanContext.create(n.traceId, n.spanId, TraceFlags.getSampled(), TraceState.getDefault()), 0, 0);
+  }
+
   /** Ends every stream of a connection that closed (their ends will not come). */
   public synchronized void connectionClosed(int pid, long connectionId) {
     endAll(s -> s.key.pid() == pid && s.key.connection() == connectionId, "connection_closed");
@@ -526,6 +669,7 @@ public final class SpanAssembler {
   }
 
   synchronized void expire(long now) {
+    expireClients(now); // first: a client span decided below stays findable a while for other gospans
     for (Iterator<Stream> it = streams.values().iterator(); it.hasNext(); ) {
       Stream s = it.next();
       if (s.deadline > now) {
@@ -549,18 +693,19 @@ public final class SpanAssembler {
       }
       root(n);
     }
+    while (!remoteNodes.isEmpty()) {
+      Node n = remoteNodes.first();
+      if (n.decideBy > now) {
+        break;
+      }
+      root(n);
+    }
     for (Iterator<PendingParent> it = pendingParents.values().iterator(); it.hasNext(); ) {
       if (it.next().expiresAt() > now) {
         break;
       }
       it.remove();
       countParent(NO_CLIENT);
-    }
-    for (Iterator<ClientRecord> it = recentClients.values().iterator(); it.hasNext(); ) {
-      if (it.next().retainUntil() > now) {
-        break;
-      }
-      it.remove();
     }
     for (Iterator<ServerRecord> it = recentServers.values().iterator(); it.hasNext(); ) {
       if (it.next().retainUntil() > now) {
@@ -579,6 +724,33 @@ public final class SpanAssembler {
   }
 
   /**
+   * Forgets ended client spans kept past their time; one still waiting for its trace id is kept
+   * another remote wait when other gospans may ask about it (its chain waits for an answer).
+   */
+  private void expireClients(long now) {
+    List<Map.Entry<FlowKey, ClientRecord>> keep = null;
+    for (Iterator<Map.Entry<FlowKey, ClientRecord>> it = recentClients.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<FlowKey, ClientRecord> e = it.next();
+      ClientRecord c = e.getValue();
+      if (c.retainUntil() > now) {
+        break;
+      }
+      it.remove();
+      if (remote != null && c.node().undecided()) {
+        if (keep == null) {
+          keep = new ArrayList<>();
+        }
+        keep.add(Map.entry(e.getKey(), new ClientRecord(c.node(), c.stream(), c.startNs(), c.endNs(), now + remoteWaitNs)));
+      }
+    }
+    if (keep != null) {
+      for (Map.Entry<FlowKey, ClientRecord> e : keep) {
+        recentClients.put(e.getKey(), e.getValue());
+      }
+    }
+  }
+
+  /**
    * Ends everything now: in-flight streams as incomplete ({@code shutdown}); spans waiting for a
    * parent's trace id get it, or become roots when nothing linked them.
    */
@@ -590,6 +762,9 @@ public final class SpanAssembler {
       stubMissing(stub);
     }
     for (Node n : List.copyOf(openNodes)) {
+      root(n);
+    }
+    for (Node n : List.copyOf(remoteNodes)) {
       root(n);
     }
     for (Node n : List.copyOf(held)) {
@@ -762,9 +937,28 @@ public final class SpanAssembler {
       if (client == null || !link(node, client.node(), false, 0)) {
         open(node, now);
         node.flow = s.flow;
-        openServers.put(s.flow, node); // a reused 4-tuple: the older one stays open, unindexed
+        openServers.put(s.flow, node); // a reused flow: the older one stays open, unindexed
+        askRemote(node, s, now);
       }
     }
+  }
+
+  /** Asks the gospan at the client's address, when that is not this gospan's own; the node then waits longer. */
+  private void askRemote(Node node, Stream s, long now) {
+    // A unix domain socket's ends are on this host: never asked about remotely.
+    if (remote == null || !(s.flow.clientEnd() instanceof SocketPair.Ip ip)) {
+      return;
+    }
+    InetSocketAddress client = ip.address();
+    if (client.getAddress() == null || remote.isLocal(client.getAddress())
+        || !remote.lookup(new ClientFlow(client, s.flow.streamId()), clock.toEpochNanos(s.startNs))) {
+      return;
+    }
+    openNodes.remove(node);
+    node.remoteWait = true;
+    node.decideBy = now + remoteWaitNs;
+    node.seq = remoteSeq++;
+    remoteNodes.add(node);
   }
 
   private void startClient(Stream s, long now) {
@@ -984,7 +1178,7 @@ public final class SpanAssembler {
     }
   }
 
-  /** Keeps an ended stream findable: a client by its flow (4-tuple links), a server by its key (StreamParents). */
+  /** Keeps an ended stream findable: a client by its flow (flow links), a server by its key (StreamParents). */
   private void remember(Stream s, long endNs, long now) {
     if (linkWaitNs == 0 || maxPending == 0) {
       if (s.flow != null && s.side == Side.CLIENT) {
@@ -1017,7 +1211,9 @@ public final class SpanAssembler {
       oldest.next();
       oldest.remove();
     }
-    ClientRecord ended = new ClientRecord(rec.node(), rec.stream(), rec.startNs(), endNs, now + linkWaitNs);
+    // kept link_wait after its end, and the remote extra wait more when other gospans may ask: an
+    // open client span is decided link_wait after its start at the latest, and must be findable then
+    ClientRecord ended = new ClientRecord(rec.node(), rec.stream(), rec.startNs(), endNs, now + Math.max(linkWaitNs, remoteWaitNs));
     if (recentClients.put(s.flow, ended) != null) { // re-insert: the map stays in retention order
       recentClients.remove(s.flow);
       recentClients.put(s.flow, ended);
@@ -1047,7 +1243,11 @@ public final class SpanAssembler {
   private void leaveOpen(Node n) {
     if (n.inOpenNodes) {
       n.inOpenNodes = false;
-      openNodes.remove(n);
+      if (n.remoteWait) {
+        remoteNodes.remove(n);
+      } else {
+        openNodes.remove(n);
+      }
       if (n.key.side() == Side.CLIENT) {
         openClients.remove(n.key, n);
       } else if (n.flow != null) {

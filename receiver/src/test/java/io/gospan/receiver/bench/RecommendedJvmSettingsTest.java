@@ -67,16 +67,19 @@ class RecommendedJvmSettingsTest {
         });
       }
     }
-    assertThat(containers).as("the k8s example's gospan container").hasSize(1);
-    JsonNode gospan = containers.get(0);
-    assertThat(gospan.has("command")).as("k8s gospan container overrides the image's ENTRYPOINT").isFalse();
-    gospan.path("env").forEach(e ->
-        assertThat(e.path("name").asText()).as("k8s gospan env").isNotIn(LoadBenchmark.ENV.keySet()));
+    assertThat(containers).as("the k8s example's gospan containers (the server's and the client's pods)").hasSize(2);
+    for (JsonNode gospan : containers) {
+      assertThat(gospan.has("command")).as("k8s gospan container overrides the image's ENTRYPOINT").isFalse();
+      gospan.path("env").forEach(e ->
+          assertThat(e.path("name").asText()).as("k8s gospan env").isNotIn(LoadBenchmark.ENV.keySet()));
+    }
     JsonNode compose = new YAMLMapper().readTree(root.resolve("docker-compose.yml").toFile());
-    JsonNode service = compose.path("services").path("gospan");
-    assertThat(service.isMissingNode()).isFalse();
-    assertThat(service.has("entrypoint")).as("docker-compose gospan overrides the image's ENTRYPOINT").isFalse();
-    assertThat(service.path("environment").toString()).doesNotContain("MALLOC_ARENA_MAX");
+    for (String name : List.of("gospan-server", "gospan-client")) {
+      JsonNode service = compose.path("services").path(name);
+      assertThat(service.isMissingNode()).as(name).isFalse();
+      assertThat(service.has("entrypoint")).as("docker-compose %s overrides the image's ENTRYPOINT", name).isFalse();
+      assertThat(service.path("environment").toString()).doesNotContain("MALLOC_ARENA_MAX");
+    }
   }
 
   @Test

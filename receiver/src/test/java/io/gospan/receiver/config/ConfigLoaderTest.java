@@ -72,6 +72,32 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void linkKeys(@TempDir Path dir) throws Exception {
+    var d = GospanConfig.defaults().link();
+    assertThat(d.enabled()).isTrue();
+    assertThat(d.listen()).isEqualTo("0.0.0.0:9465");
+    assertThat(d.tls().enabled()).isFalse();
+    assertThat(d.tls().serverName()).isEqualTo("gospan-link");
+    assertThat(d.clockSkew()).isEqualTo(Duration.ofMillis(250));
+    Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+    Path cert = Files.writeString(dir.resolve("c.pem"), "x");
+    Path key = Files.writeString(dir.resolve("k.pem"), "x");
+    var l = parse("link:\n  enabled: false\n  listen: \"10.1.2.3:7000\"\n  clock_skew: 1s\n  tls: {ca_file: %s, cert_file: %s, key_file: %s, server_name: links.example}\n"
+        .formatted(ca, cert, key)).link();
+    assertThat(l.enabled()).isFalse();
+    assertThat(l.listen()).isEqualTo("10.1.2.3:7000");
+    assertThat(l.clockSkew()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(l.tls()).isEqualTo(new GospanConfig.LinkTlsConfig(ca.toString(), cert.toString(), key.toString(), "links.example"));
+    assertProblem("link:\n  listen: \"nohostport\"\n", "link.listen", "host:port");
+    assertProblem("link:\n  listen: \"0.0.0.0:0\"\n", "link.listen", "needs a port");
+    assertProblem("link:\n  clock_skew: PT-1S\n", "link.clock_skew", "negative");
+    assertProblem("link:\n  tls: {cert_file: %s}\n".formatted(cert), "link.tls", "go together");
+    assertProblem("link:\n  tls: {ca_file: /nonexistent/ca.pem, cert_file: %s, key_file: %s}\n".formatted(cert, key),
+        "link.tls.ca_file", "cannot read");
+    assertProblem("link:\n  tls: {server_name: \"\"}\n", "link.tls.server_name", "empty");
+  }
+
+  @Test
   void lingerKeys() {
     assertThat(GospanConfig.defaults().discovery().linger()).isEqualTo(Duration.ofMinutes(10));
     assertThat(GospanConfig.defaults().discovery().maxLingeringBinaries()).isEqualTo(64);

@@ -30,6 +30,8 @@ import java.util.function.BooleanSupplier;
 public final class OtlpGrpcReceiver implements AutoCloseable {
   final List<ExportTraceServiceRequest> traces = new CopyOnWriteArrayList<>();
   final List<ExportMetricsServiceRequest> metrics = new CopyOnWriteArrayList<>();
+  /** When each request of {@link #traces} arrived, Unix epoch ns (same index). */
+  final List<Long> arrivals = new CopyOnWriteArrayList<>();
   private final Server server;
   /** {@code System.nanoTime()} when the first trace export arrived (its handler ran), 0 before. */
   private final java.util.concurrent.atomic.AtomicLong firstTraceNanos = new java.util.concurrent.atomic.AtomicLong();
@@ -53,8 +55,9 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
     }
   }
 
-  record ReceivedMetric(Resource resource, Metric metric) {
-    String resourceAttr(String key) {
+  /** A received metric with the resource it came under. */
+  public record ReceivedMetric(Resource resource, Metric metric) {
+    public String resourceAttr(String key) {
       return resource.getAttributesList().stream()
           .filter(kv -> kv.getKey().equals(key))
           .map(kv -> kv.getValue().getStringValue())
@@ -75,7 +78,11 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
                   @Override
                   public void export(ExportTraceServiceRequest request, StreamObserver<ExportTraceServiceResponse> response) {
                     firstTraceNanos.compareAndSet(0, System.nanoTime());
-                    traces.add(request);
+                    synchronized (traces) {
+                      java.time.Instant now = java.time.Instant.now();
+                      arrivals.add(now.getEpochSecond() * 1_000_000_000L + now.getNano());
+                      traces.add(request);
+                    }
                     response.onNext(ExportTraceServiceResponse.getDefaultInstance());
                     response.onCompleted();
                   }
@@ -135,7 +142,24 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
     return out;
   }
 
-  List<ReceivedMetric> metrics() {
+  /** A received span and when its request arrived (Unix epoch ns). */
+  public record Arrived(ReceivedSpan span, long arrivedEpochNanos) {}
+
+  /** Every span received so far with its arrival time. */
+  public List<Arrived> spansArrived() {
+    List<Arrived> out = new ArrayList<>();
+    synchronized (traces) {
+      for (int i = 0; i < traces.size(); i++) {
+        long at = arrivals.get(i);
+        for (ResourceSpans rs : traces.get(i).getResourceSpansList()) {
+          rs.getScopeSpansList().forEach(ss -> ss.getSpansList().forEach(s -> out.add(new Arrived(new ReceivedSpan(rs.getResource(), s), at))));
+        }
+      }
+    }
+    return out;
+  }
+
+  public List<ReceivedMetric> metrics() {
     List<ReceivedMetric> out = new ArrayList<>();
     for (ExportMetricsServiceRequest r : metrics) {
       for (ResourceMetrics rm : r.getResourceMetricsList()) {

@@ -51,14 +51,32 @@ public final class Events {
     this.serverSockets = new SocketPair(s, c);
   }
 
+  /**
+   * A connection whose ends see different addresses for the server: the client connects to {@code
+   * service} (a Kubernetes ClusterIP, say) and a DNAT delivers it to the server at 10.0.0.2:50051;
+   * both ends see the client at 10.0.0.1:{@code clientPort}.
+   */
+  public static Events throughDnat(int clientPort, InetSocketAddress service) {
+    Events e = new Events(clientPort);
+    return new Events(e.clientPid, e.serverPid, e.clientConn, e.serverConn,
+        new SocketPair(e.clientSockets.localIp(), service), e.serverSockets);
+  }
+
   /** A connection whose ends are given (e.g. a unix domain socket's: {@link SocketPair.Unix}). */
   public Events(int clientPid, int serverPid, long clientConn, long serverConn, SocketPair clientSockets) {
+    this(clientPid, serverPid, clientConn, serverConn, clientSockets,
+        clientSockets == null ? null : clientSockets.reversed());
+  }
+
+  /** A connection whose two ends see the pairs given (they differ through a NAT). */
+  public Events(int clientPid, int serverPid, long clientConn, long serverConn, SocketPair clientSockets,
+      SocketPair serverSockets) {
     this.clientPid = clientPid;
     this.serverPid = serverPid;
     this.clientConn = clientConn;
     this.serverConn = serverConn;
     this.clientSockets = clientSockets;
-    this.serverSockets = clientSockets == null ? null : clientSockets.reversed();
+    this.serverSockets = serverSockets;
   }
 
   /**

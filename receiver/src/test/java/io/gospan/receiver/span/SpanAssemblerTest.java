@@ -507,6 +507,36 @@ class SpanAssemblerTest {
   }
 
   @Test
+  void aCallThroughADnatLinksByTheClientsAddress() {
+    // The client called a service address (a ClusterIP); a DNAT delivered it to the server.
+    Events dnat = Events.throughDnat(40000, Events.addr("10.96.0.10", 80));
+    feed(
+        dnat.clientStart(1, t0),
+        dnat.serverStart(1, t0 + MS),
+        dnat.serverTrailersOnly(1, t0 + 2 * MS, 0, null),
+        dnat.clientTrailersOnly(1, t0 + 3 * MS, 0, null));
+    SpanData client = only(SpanKind.CLIENT);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+    assertThat(server.getTraceId()).isEqualTo(client.getTraceId());
+    assertThat(attr(client, RpcAttributes.NETWORK_PEER_ADDRESS)).isEqualTo("10.96.0.10");
+    assertThat(attr(server, RpcAttributes.CLIENT_ADDRESS)).isEqualTo("10.0.0.1");
+  }
+
+  @Test
+  void anotherClientPortOrStreamIdIsAnotherCall() {
+    Events other = new Events(40001);
+    feed(conn.clientStart(1, t0), other.serverStart(1, t0 + MS), conn.serverStart(3, t0 + MS));
+    feed(other.serverTrailersOnly(1, t0 + 2 * MS, 0, null), conn.serverTrailersOnly(3, t0 + 2 * MS, 0, null),
+        conn.clientTrailersOnly(1, t0 + 3 * MS, 0, null));
+    time.advanceMillis(3_000);
+    assembler.expire();
+    assertThat(out).hasSize(3);
+    assertThat(out.stream().map(FinishedSpan::span).filter(s -> s.getKind() == SpanKind.SERVER))
+        .allSatisfy(s -> assertThat(s.getParentSpanContext().isValid()).isFalse());
+  }
+
+  @Test
   void clientOfAnEarlierConnectionWithTheSame4TupleIsNotAParent() {
     feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + MS, 0, null));
     // Same 4-tuple and stream id, but the server stream started after that client span ended.

@@ -48,9 +48,13 @@ class DockerComposeTest {
     return s;
   }
 
+  /** The traced services and their gospan sidecars. */
+  static final Map<String, String> SIDECARS = Map.of("greeter-server", "gospan-server", "greeter-client", "gospan-client");
+
   @Test
-  void hasTheFourServices() {
-    assertThat(fieldNames(services)).containsExactlyInAnyOrder("jaeger", "greeter-server", "greeter-client", "gospan");
+  void hasTheServicesAndAGospanForEachTracedOne() {
+    assertThat(fieldNames(services))
+        .containsExactlyInAnyOrder("jaeger", "greeter-server", "greeter-client", "gospan-server", "gospan-client");
   }
 
   @Test
@@ -70,24 +74,42 @@ class DockerComposeTest {
     });
   }
 
+  /**
+   * Each gospan shares its service's PID namespace (it traces that service's processes only) and
+   * its network namespace (its link service listens where the other gospan asks: the service's
+   * address), with the capabilities it needs.
+   */
   @Test
-  void sidecarSharesTheServersPidNamespaceWithTheCapabilitiesItNeeds() {
-    JsonNode gospan = service("gospan");
-    assertThat(gospan.path("pid").asText()).isEqualTo("service:greeter-server");
-    if (!gospan.path("privileged").asBoolean(false)) {
-      Set<String> caps = upper(texts(gospan.path("cap_add")));
-      assertThat(caps).as("gospan cap_add").containsAll(SIDECAR_CAPS);
-      if (upper(texts(gospan.path("cap_drop"))).contains("ALL")) {
-        assertThat(caps).as("with cap_drop ALL, owner-only /proc files need").contains("DAC_READ_SEARCH");
+  void eachSidecarSharesItsServicesPidAndNetworkNamespacesWithTheCapabilitiesItNeeds() {
+    SIDECARS.forEach((traced, sidecar) -> {
+      JsonNode gospan = service(sidecar);
+      assertThat(gospan.path("pid").asText()).as(sidecar).isEqualTo("service:" + traced);
+      assertThat(gospan.path("network_mode").asText()).as(sidecar).isEqualTo("service:" + traced);
+      assertThat(gospan.path("ports").isMissingNode()).as("%s: network_mode service: has no ports of its own", sidecar).isTrue();
+      if (!gospan.path("privileged").asBoolean(false)) {
+        Set<String> caps = upper(texts(gospan.path("cap_add")));
+        assertThat(caps).as("%s cap_add", sidecar).containsAll(SIDECAR_CAPS);
+        if (upper(texts(gospan.path("cap_drop"))).contains("ALL")) {
+          assertThat(caps).as("with cap_drop ALL, owner-only /proc files need").contains("DAC_READ_SEARCH");
+        }
       }
-    }
-    // The sidecar must start after what it traces and what it exports to.
-    assertThat(dependsOn(gospan)).contains("greeter-server", "jaeger");
+      // The sidecar must start after what it traces and what it exports to.
+      assertThat(dependsOn(gospan)).contains(traced, "jaeger");
+    });
+    // the traced services no longer share one PID namespace: each is seen by its own gospan
+    assertThat(service("greeter-client").path("pid").isMissingNode()).isTrue();
+    // /metrics of the server's gospan is published on its service (the shared network namespace)
+    assertThat(texts(service("greeter-server").path("ports"))).contains("9464:9464");
   }
 
   @Test
   void sidecarConfigIsMountedFromTheRepositoryAtThePathItsCommandNames() {
-    JsonNode gospan = service("gospan");
+    for (String sidecar : SIDECARS.values()) {
+      sidecarConfigIsMounted(service(sidecar));
+    }
+  }
+
+  private void sidecarConfigIsMounted(JsonNode gospan) {
     List<String> command = texts(gospan.path("command"));
     int i = command.indexOf("--config");
     assertThat(i).as("gospan command %s has --config", command).isNotNegative();
@@ -111,6 +133,10 @@ class DockerComposeTest {
     URI endpoint = URI.create(config.exporter().otlp().endpoint());
     assertThat(endpoint.getHost()).isEqualTo("jaeger");
     assertThat(endpoint.getPort()).isEqualTo(4317);
+    // it traces both services' programs (each gospan sees only its own) and links them
+    assertThat(config.discovery().instrument()).anySatisfy(sel -> assertThat(sel.name()).isNotNull()
+        .satisfies(n -> assertThat("greeter-server").matches(n)).satisfies(n -> assertThat("greeter-client").matches(n)));
+    assertThat(config.link().enabled()).isTrue();
 
     // The environment's endpoint (which wins over the file) agrees.
     String env = environment(gospan).get("OTEL_EXPORTER_OTLP_ENDPOINT");
@@ -135,12 +161,24 @@ class DockerComposeTest {
       assertThat(dir.resolve(dockerfile)).as("%s Dockerfile", e.getKey()).isRegularFile();
     }
     assertThat(builds).isGreaterThanOrEqualTo(2);
-    assertThat(service("gospan").path("build").path("dockerfile").asText()).isEqualTo("receiver/Dockerfile");
+    assertThat(service("gospan-server").path("build").path("dockerfile").asText()).isEqualTo("receiver/Dockerfile");
     assertThat(service("greeter-server").path("build").asText()).isEqualTo("./examples");
-    // Every service without a build section uses a published image.
+    // Every service without a build section uses a published image, or one another service
+    // builds (and depends on it, so that it is built first).
+    Map<String, String> builtBy = new HashMap<>();
+    services.fields().forEachRemaining(e -> {
+      if (!e.getValue().path("build").isMissingNode()) {
+        builtBy.put(e.getValue().path("image").asText(), e.getKey());
+      }
+    });
     services.fields().forEachRemaining(e -> {
       if (e.getValue().path("build").isMissingNode()) {
-        assertThat(e.getValue().path("image").asText()).as("%s image", e.getKey()).contains("/");
+        String image = e.getValue().path("image").asText();
+        if (builtBy.containsKey(image)) {
+          assertThat(dependsOn(e.getValue())).as("%s uses %s, built by", e.getKey(), image).contains(builtBy.get(image));
+        } else {
+          assertThat(image).as("%s image", e.getKey()).contains("/");
+        }
       }
     });
   }

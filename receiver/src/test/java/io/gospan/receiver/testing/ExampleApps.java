@@ -158,10 +158,20 @@ public final class ExampleApps {
   }
 
   private static Server startListening(Path exe, java.util.Map<String, String> env, String... extraFlags) {
-    List<String> cmd = new ArrayList<>();
+    return startListening(List.of(), exe, "127.0.0.1:0", env, extraFlags);
+  }
+
+  /**
+   * Starts {@code prefix... exe -addr listen extraFlags...} (e.g. with the prefix {@code ip netns
+   * exec NS}, which execs the program: the pid is the program's) and waits for its {@code
+   * listening on} line.
+   */
+  public static Server startListening(List<String> prefix, Path exe, String listen, java.util.Map<String, String> env,
+      String... extraFlags) {
+    List<String> cmd = new ArrayList<>(prefix);
     cmd.add(exe.toString());
     cmd.add("-addr");
-    cmd.add("127.0.0.1:0");
+    cmd.add(listen);
     cmd.addAll(List.of(extraFlags));
     try {
       ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);

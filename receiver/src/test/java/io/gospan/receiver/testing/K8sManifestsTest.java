@@ -100,10 +100,33 @@ class K8sManifestsTest {
   }
 
   @Test
-  void sidecarSharesTheProcessNamespaceWithTheCapabilitiesItNeeds() {
+  void bothPodsHaveTheSidecarWithTheCapabilitiesItNeeds() {
     List<JsonNode> workloads = sidecarWorkloads();
-    assertThat(workloads).hasSize(1);
-    JsonNode spec = podSpec(workloads.get(0));
+    assertThat(workloads).extracting(w -> w.path("metadata").path("name").asText())
+        .containsExactlyInAnyOrder("greeter-server", "greeter-client");
+    for (JsonNode w : workloads) {
+      String app = w.path("metadata").path("name").asText();
+      sidecarSharesTheProcessNamespaceWithTheCapabilitiesItNeeds(podSpec(w), app);
+    }
+  }
+
+  @Test
+  void theSidecarsServeTheLinkPortTheyAskEachOtherAt() throws IOException {
+    for (JsonNode w : sidecarWorkloads()) {
+      JsonNode spec = podSpec(w);
+      assertThat(spec.path("hostNetwork").asBoolean(false)).as("the link service listens in the pod's network").isFalse();
+      JsonNode gospan = container(spec, "gospan");
+      Path config = java.nio.file.Files.createTempFile("gospan-k8s", ".yaml");
+      JsonNode cm = get(greeter, "ConfigMap", "gospan-config");
+      java.nio.file.Files.writeString(config, cm.path("data").path("gospan.yaml").asText());
+      var parsed = io.gospan.receiver.config.ConfigLoader.load(config, java.util.Map.of());
+      assertThat(parsed.link().enabled()).isTrue();
+      int port = Integer.parseInt(parsed.link().listen().substring(parsed.link().listen().lastIndexOf(':') + 1));
+      assertThat(containerPorts(gospan)).as("%s sidecar ports", w.path("metadata").path("name").asText()).containsEntry("link", port);
+    }
+  }
+
+  private void sidecarSharesTheProcessNamespaceWithTheCapabilitiesItNeeds(JsonNode spec, String app) {
     assertThat(spec.path("shareProcessNamespace").asBoolean(false)).as("shareProcessNamespace").isTrue();
     assertThat(spec.path("hostPID").asBoolean(false)).as("no hostPID: the pod's namespace is enough").isFalse();
 
@@ -120,14 +143,20 @@ class K8sManifestsTest {
     if (sc.has("runAsUser")) {
       assertThat(sc.path("runAsUser").asInt()).isZero();
     }
-    // The traced server runs in the same pod.
-    JsonNode server = container(spec, "greeter-server");
-    assertThat(texts(server.path("args")).get(0)).isEqualTo("greeter-server");
+    // The traced program runs in the same pod.
+    JsonNode traced = container(spec, app);
+    assertThat(texts(traced.path("args")).get(0)).isEqualTo(app);
   }
 
   @Test
   void configMapKeyIsMountedAtThePathTheSidecarReads() {
-    JsonNode spec = podSpec(sidecarWorkloads().get(0));
+    for (JsonNode w : sidecarWorkloads()) {
+      configMapKeyIsMountedAtThePathTheSidecarReads(w);
+    }
+  }
+
+  private void configMapKeyIsMountedAtThePathTheSidecarReads(JsonNode workload) {
+    JsonNode spec = podSpec(workload);
     JsonNode gospan = container(spec, "gospan");
     String configPath = flag(texts(gospan.path("args")), "--config");
 
@@ -190,7 +219,7 @@ class K8sManifestsTest {
 
   @Test
   void clientServiceAndServerAgreeOnNamesAndPorts() {
-    JsonNode serverWorkload = sidecarWorkloads().get(0);
+    JsonNode serverWorkload = get(greeter, "Deployment", "greeter-server");
     JsonNode spec = podSpec(serverWorkload);
     JsonNode server = container(spec, "greeter-server");
     String listen = flag(texts(server.path("args")), "-addr");
@@ -244,16 +273,15 @@ class K8sManifestsTest {
   }
 
   @Test
-  void promisesNoLinkBetweenTwoSidecars() throws IOException {
-    // one gospan links a client span to its server span only when it traces both ends; a
-    // sidecar per pod sees one end each
+  void readmeSaysWhatLinksAcrossPodsAndWhatDoesNot() throws IOException {
+    // LinkAcrossNamespacesIT shows the ClusterIP (DNAT) case linked and an absent peer unlinked;
+    // LinkServiceTest a link port in use (hostNetwork pods on one node)
     String readme = Files.readString(dir.resolve("README.md"));
-    String manifest = Files.readString(dir.resolve("greeter-with-gospan.yaml"));
-    assertThat(readme).contains("not linked to their server spans");
-    assertThat(manifest).contains("but unlinked");
-    for (String text : List.of(readme, manifest)) {
-      assertThat(text).doesNotContain("linked to the server spans", "linked as the parent");
-    }
+    assertThat(readme).contains("one trace", "ClusterIP", "source NAT", "hostNetwork", "without a gospan sidecar", "9465",
+        "link.tls");
+    JsonNode client = podSpec(get(greeter, "Deployment", "greeter-client"));
+    assertThat(flag(texts(container(client, "greeter-client").path("args")), "-addr"))
+        .as("the client calls the Service (its ClusterIP), not a pod").startsWith("greeter-server:");
   }
 
   private static void assertSelects(JsonNode service, JsonNode workload) {
