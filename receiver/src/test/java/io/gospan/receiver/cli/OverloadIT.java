@@ -119,6 +119,13 @@ class OverloadIT {
       return out;
     }
 
+    /** Forgets the traces seen so far (their completeness); {@link #spans} keeps counting. */
+    void forgetTraces() {
+      synchronized (traces) {
+        traces.clear();
+      }
+    }
+
     @Override
     public void close() throws InterruptedException {
       server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -260,8 +267,32 @@ class OverloadIT {
           assertThat(System.nanoTime()).as("the server is traced; log:\n" + Files.readString(log)).isLessThan(deadline);
           Thread.sleep(100);
         }
-        // The client's binary traced from its first call (its probes linger after a first, short run).
-        ExampleApps.runClient(dir, server.address(), "-n", "100", "-rpc", "unary");
+        // The overload client must be traced from its first call: a call made before its binary's
+        // probes are attached has no client span (its server span becomes a root after
+        // streams.link_wait), a partial trace no loss explains. So a warm-up client calls until
+        // gospan has attached the client binary (its probes then linger after it exits), and the
+        // warm-up's traces (some partial, for that reason) are forgotten once they have arrived.
+        Process warmUp = new ProcessBuilder(dir.resolve("greeter-client").toString(), "-addr", server.address(),
+            "-quiet", "-n", "0", "-concurrency", "1", "-rpc", "unary")
+            .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        long warmUpDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        try {
+          while (!Files.readString(log).contains("tracing pid " + warmUp.pid() + " ")) {
+            assertThat(warmUp.isAlive()).as("the warm-up client runs").isTrue();
+            assertThat(System.nanoTime()).as("the warm-up client is traced; log:\n" + Files.readString(log))
+                .isLessThan(warmUpDeadline);
+            Thread.sleep(50);
+          }
+        } finally {
+          warmUp.destroy();
+          assertThat(warmUp.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        }
+        // Arrived: nothing more for 5 s (link_wait 2 s, then the processor's 1 s schedule).
+        for (long n = -1, i = 0; i < 60 && collector.spans.sum() != n; i++) {
+          n = collector.spans.sum();
+          Thread.sleep(5000);
+        }
+        collector.forgetTraces();
         long idleRss = rssMiB(gospan.pid());
         String idleMemory = memory(gospan.pid());
         if (NMT) {
@@ -288,6 +319,10 @@ class OverloadIT {
           }
         }
         client.destroy(); // SIGTERM: no new calls, the summary line
+        String clientTraced = Files.readString(log).lines().filter(l -> l.contains("tracing pid " + client.pid() + " "))
+            .findFirst().orElse("(not traced)");
+        assertThat(clientTraced).as("the overload client is traced from its first call (its binary's probes attached)")
+            .contains("its binary is traced already");
         assertThat(client.waitFor(60, TimeUnit.SECONDS)).isTrue();
         String out = Files.readString(clientOut, StandardCharsets.UTF_8).strip();
         Files.deleteIfExists(clientOut);
