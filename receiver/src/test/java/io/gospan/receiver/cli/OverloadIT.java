@@ -82,11 +82,6 @@ class OverloadIT {
                   for (ScopeSpans ss : rs.getScopeSpansList()) {
                     for (Span s : ss.getSpansList()) {
                       spans.increment();
-                      if (Boolean.getBoolean("gospan.overload.debug") && spans.sum() > 15000 && spans.sum() < 15010) {
-                        System.out.println("DEBUG span " + s.getKind() + " trace " + java.util.HexFormat.of().formatHex(s.getTraceId().toByteArray())
-                            + " span " + java.util.HexFormat.of().formatHex(s.getSpanId().toByteArray()) + " parent "
-                            + java.util.HexFormat.of().formatHex(s.getParentSpanId().toByteArray()));
-                      }
                       long id = ByteBuffer.wrap(s.getTraceId().toByteArray()).getLong(8);
                       int one = s.getKind() == Span.SpanKind.SPAN_KIND_CLIENT ? 1 : 1 << 16;
                       traces.merge(id, one, Integer::sum);
