@@ -51,8 +51,7 @@ class LinkJaegerEndToEndIT {
           Process client = pb.start();
           try {
             RelayPropagationIT.await(() -> gospans.get(0).traces(client.pid()), "the client traced by its gospan");
-            traces = jaeger.awaitTraces(RelayJaegerEndToEndIT.CLIENT, t -> RelayJaegerEndToEndIT.complete(t).size() >= 5,
-                Duration.ofSeconds(60));
+            traces = jaeger.awaitTraces(RelayJaegerEndToEndIT.CLIENT, RelayJaegerEndToEndIT::settled, Duration.ofSeconds(60));
           } finally {
             client.destroy();
             client.waitFor(10, TimeUnit.SECONDS);
@@ -64,8 +63,7 @@ class LinkJaegerEndToEndIT {
         }
         List<JsonNode> complete = RelayJaegerEndToEndIT.complete(traces);
         assertThat(complete).as("six-span traces from three gospans in Jaeger").hasSizeGreaterThanOrEqualTo(5);
-        long withRelayClients = traces.stream()
-            .filter(t -> RelayJaegerEndToEndIT.spansOf(t, RelayJaegerEndToEndIT.RELAY, "client").size() > 0).count();
+        long withRelayClients = RelayJaegerEndToEndIT.withRelayClients(traces);
         assertThat(complete.size()).as("traces with relay client spans that are complete, of %d", withRelayClients)
             .isGreaterThanOrEqualTo((int) Math.ceil(0.9 * withRelayClients));
         // the three services, each traced by the gospan of its namespace only

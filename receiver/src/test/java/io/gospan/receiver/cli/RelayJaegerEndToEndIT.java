@@ -72,7 +72,7 @@ class RelayJaegerEndToEndIT {
           Process client = pb.start();
           try {
             JaegerEndToEndIT.await(() -> traced(log, client.pid()), "client traced", log);
-            traces = jaeger.awaitTraces(CLIENT, t -> complete(t).size() >= 5, Duration.ofSeconds(40));
+            traces = jaeger.awaitTraces(CLIENT, RelayJaegerEndToEndIT::settled, Duration.ofSeconds(40));
           } finally {
             client.destroy();
             client.waitFor(10, TimeUnit.SECONDS);
@@ -88,7 +88,7 @@ class RelayJaegerEndToEndIT {
       assertThat(complete).as("six-span traces in Jaeger").hasSizeGreaterThanOrEqualTo(5);
       // every trace of a call the client made after all three were traced is complete: those
       // that are not started before (the client span has no relay server child yet) or end after
-      long withRelayClients = traces.stream().filter(t -> spansOf(t, RELAY, "client").size() > 0).count();
+      long withRelayClients = withRelayClients(traces);
       assertThat(complete.size()).as("traces with relay client spans that are complete, of %d", withRelayClients)
           .isGreaterThanOrEqualTo((int) Math.ceil(0.9 * withRelayClients));
     }
@@ -99,6 +99,22 @@ class RelayJaegerEndToEndIT {
   }
 
   /** The traces that are exactly the six-span chain with CHILD_OF references and the right services. */
+  /** Traces in which the relay's client spans arrived (the relay served the call while traced). */
+  static long withRelayClients(List<JsonNode> traces) {
+    return traces.stream().filter(t -> spansOf(t, RELAY, "client").size() > 0).count();
+  }
+
+  /**
+   * At least 5 six-span traces, and at least 90 % of the traces with relay client spans complete.
+   * Awaited, not asserted on the first answer that has 5: a trace whose relay spans arrived while
+   * its other spans were still on their way (one export interval, a link lookup) is not yet
+   * complete in that answer, and at 5 calls/s one such trace is 1 in 6.
+   */
+  static boolean settled(List<JsonNode> traces) {
+    int complete = complete(traces).size();
+    return complete >= 5 && complete >= (int) Math.ceil(0.9 * withRelayClients(traces));
+  }
+
   static List<JsonNode> complete(List<JsonNode> traces) {
     return traces.stream().filter(RelayJaegerEndToEndIT::isComplete).collect(Collectors.toList());
   }
