@@ -354,7 +354,11 @@ struct binary {
 	__u64 text_start;
 	__u8 pie;
 	__u8 conn_type_count; /* conn_types[] in use */
-	__u8 _pad[6];
+	/* Where the NewStream probe reads the new stream: 0, RAX (the probes sit on the function's RETs);
+	 * else 1 + the byte offset from RSP of the stack slot holding it, the probes sitting on emulated
+	 * jumps before the RETs (user space: io.gospan.offsets.code.ResultPlaces) */
+	__u16 new_stream_result;
+	__u8 _pad[4];
 	/* Header names found in the read-only data, by link-time address: written by the probes
 	 * (headers.bpf.h, name_cache_entry); user space writes zeros. */
 	__u64 name_cache[GOSPAN_NAME_CACHE_SLOTS];

@@ -11,8 +11,12 @@
  *   derives, has that node among its ancestors. No record is sent and nothing is deleted later (no
  *   probe at the handler's end): both maps are LRU, and user space rejects a parent whose server
  *   span ended before the client stream started.
- * - (*http2Client).NewStream, at every RET instruction (plain uprobes at those addresses; a
- *   uretprobe would corrupt Go's moving stacks): RAX is the new stream (nil: an error return).
+ * - (*http2Client).NewStream, where it returns (plain uprobes; a uretprobe would corrupt Go's moving
+ *   stacks): on the relative jump before each RET that returns a stream, which the kernel emulates,
+ *   reading the stream from its stack slot (struct binary.new_stream_result; found by
+ *   io.gospan.offsets.code.ResultPlaces), else at every RET instruction, reading RAX (a RET is
+ *   single-stepped: a second trap, ~10x the cost of a hit on this VM: docs/benchmarks.md). A nil
+ *   stream is an error return.
  *   The parent is the first of (1) the calling goroutine's entry in g_streams, (2) the first node
  *   of the client stream's ctx chain whose val is a server stream in ctx_streams, walked up at most
  *   GOSPAN_MAX_CTX_DEPTH levels, (3) Go >= 1.21: the entry of the goroutine that started the
@@ -186,17 +190,25 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 	__u8 via = VIA_GOROUTINE, depth = 0;
 
 	count(probe, COUNTER_HITS);
-	cs = GO_CTX_REG(ctx, ax); /* the first result: *Stream (<= v1.68) or *ClientStream */
-	if (!cs) {
-		count(probe, COUNTER_SKIPPED); /* an error return */
-		return 0;
-	}
 	__u32 caller = bpf_get_current_pid_tgid() >> 32;
 	int serving_now = bpf_map_lookup_elem(&serving, &caller) != NULL;
 
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
+		return 0;
+	}
+	/* the first result: *Stream (<= v1.68) or *ClientStream; in its stack slot before the RETs */
+	if (bin && bin->new_stream_result) {
+		if (read_u64(&cs, GO_CTX_REG(ctx, sp) + bin->new_stream_result - 1)) {
+			count(probe, COUNTER_READ_FAILED);
+			return 0;
+		}
+	} else {
+		cs = GO_CTX_REG(ctx, ax);
+	}
+	if (!cs) {
+		count(probe, COUNTER_SKIPPED); /* an error return */
 		return 0;
 	}
 	int starts = bin && (bin->flags & BINARY_STREAMS_SET);

@@ -99,6 +99,18 @@ public final class InspectCommand implements Callable<Integer> {
   }
 
   /** Text that may come from the binary (or its file name), with non-printable characters escaped. */
+  /** Where an at-returns probe attaches: emulated jumps before its RETs (the result's stack slot), or the RETs. */
+  private static String atReturns(BinaryInspection inspection, BinaryInspection.ProbePlan plan) {
+    BinaryInspection.Returns r = plan.probe() == Probe.HTTP2_CLIENT_NEW_STREAM
+        ? inspection.newStreamReturns().orElse(null) : null;
+    if (r != null && r.slot() >= 0) {
+      return String.format(" at %d emulated jump%s before its returns, the result read from [rsp + 0x%x]",
+          plan.returns().size(), plan.returns().size() == 1 ? "" : "s", r.slot());
+    }
+    return " at its " + plan.returns().size() + " RET instructions (single-stepped"
+        + (r != null && r.whyRets() != null ? ": " + esc(r.whyRets()) : "") + ")";
+  }
+
   private static String esc(Object text) {
     return Printable.escape(text);
   }
@@ -150,7 +162,7 @@ public final class InspectCommand implements Callable<Integer> {
         if (plan.action() == BinaryInspection.Action.UNUSED) {
           fate = "not attached: " + esc(plan.reason());
         } else if (plan.reason() == null) {
-          fate = "will attach" + (p.atReturns() ? " at its " + plan.returns().size() + " RET instructions"
+          fate = "will attach" + (p.atReturns() ? atReturns(inspection, plan)
               : p.pastGuard() ? String.format(" past its guard, file offset 0x%x", plan.returns().get(0)) : "");
         } else {
           fate = refusals.say("refused: " + Reasons.head(plan.reason()), Reasons.tail(plan.reason()), "");

@@ -13,6 +13,7 @@ import io.gospan.offsets.resolve.Preference;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.offsets.resolve.ProbeField;
 import io.gospan.offsets.code.FunctionCode;
+import io.gospan.offsets.code.ResultPlaces;
 import io.gospan.offsets.resolve.ConnTypes;
 import io.gospan.receiver.probe.BinaryLayout;
 import java.io.IOException;
@@ -108,6 +109,7 @@ public final class BinaryInspection {
   private final Map<Probe, ProbePlan> plans;
   private final Probe.ProbeSet probeSet;
   private final String probeSetReason;
+  private final Returns newStreamReturns;
 
   private BinaryInspection(
       Path path, BuildInfo info, boolean registerAbi, OffsetsResolution resolution, BinaryLayout layout,
@@ -137,6 +139,7 @@ public final class BinaryInspection {
     this.xnetVersion = info.dependency("golang.org/x/net").map(Module::effectiveVersion).map(Printable::escape);
     this.resolution = resolution;
     this.layout = layout;
+    this.newStreamReturns = returns.get(Probe.HTTP2_CLIENT_NEW_STREAM) instanceof Returns x ? x : null;
     Map<Probe, ProbePlan> p = new EnumMap<>(Probe.class);
     for (Probe probe : Probe.values()) {
       p.put(probe, plan(probe, resolution, registerAbi, returns.get(probe)));
@@ -228,7 +231,7 @@ public final class BinaryInspection {
     if (refusal == null && (probe.atReturns() || probe.pastGuard())) {
       if (returns instanceof String why) {
         refusal = why;
-      } else if (returns instanceof List<?> l && l.isEmpty()) {
+      } else if (returns instanceof Returns rs && rs.offsets().isEmpty()) {
         refusal = "no RET instruction in " + probe.function();
       }
     }
@@ -236,7 +239,9 @@ public final class BinaryInspection {
       return new ProbePlan(probe, f, probe.serveHttp() && f == null ? Action.ABSENT : Action.REFUSE, refusal);
     }
     List<Long> rets = new ArrayList<>();
-    if ((probe.atReturns() || probe.pastGuard()) && returns instanceof List<?> l) {
+    if (probe.atReturns() && returns instanceof Returns rs) {
+      rets.addAll(rs.offsets());
+    } else if (probe.pastGuard() && returns instanceof List<?> l) {
       l.forEach(o -> rets.add((Long) o));
     }
     return new ProbePlan(probe, f, probe.writeField() ? Action.DEFER : Action.ATTACH, null, rets);
@@ -247,6 +252,20 @@ public final class BinaryInspection {
    * Probe#atReturns()}), decoded with Capstone ({@link FunctionCode}); a one-line reason instead
    * when the code cannot be decoded.
    */
+  /**
+   * Where an at-returns probe goes.
+   *
+   * @param offsets file offsets, one uprobe each
+   * @param slot -1: at the RETs, the result in RAX; else on emulated jumps before them, the result in the
+   *     qword at {@code [rsp + slot]} ({@link ResultPlaces})
+   * @param whyRets why they are the RETs although the function is analyzed ({@link ResultPlaces#reason()}), else null
+   */
+  public record Returns(List<Long> offsets, int slot, String whyRets) {
+    public Returns {
+      offsets = List.copyOf(offsets);
+    }
+  }
+
   private static Map<Probe, Object> returns(GoBinary b, OffsetsResolution r) {
     Map<Probe, Object> out = new EnumMap<>(Probe.class);
     if (r == null) {
@@ -262,12 +281,14 @@ public final class BinaryInspection {
         continue;
       }
       try {
-        FunctionCode code = FunctionCode.of(b, f);
+        ResultPlaces places = probe == Probe.HTTP2_CLIENT_NEW_STREAM ? ResultPlaces.of(b, f) : null;
+        List<Long> at = places != null ? places.addresses() : FunctionCode.of(b, f).returns();
         List<Long> offsets = new ArrayList<>();
-        for (long ret : code.returns()) {
-          offsets.add(f.fileOffset() + (ret - f.entry()));
+        for (long a : at) {
+          offsets.add(f.fileOffset() + (a - f.entry()));
         }
-        out.put(probe, offsets);
+        out.put(probe, new Returns(offsets, places != null ? places.slot() : -1,
+            places == null || places.reason() == null ? null : Printable.escape(places.reason())));
       } catch (GoBinaryException | RuntimeException e) {
         out.put(probe, "its code cannot be decoded to find its returns: " + Printable.escape(e.getMessage()));
       }
@@ -372,8 +393,12 @@ public final class BinaryInspection {
         // the resolution above reported the same failure per field
       }
     }
-    return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, grpcLinked ? layout(b) : BinaryLayout.NONE,
-        returns(b, r), versions, responseHeaders);
+    Map<Probe, Object> returns = returns(b, r);
+    BinaryLayout layout = grpcLinked ? layout(b) : BinaryLayout.NONE;
+    if (returns.get(Probe.HTTP2_CLIENT_NEW_STREAM) instanceof Returns places && places.slot() >= 0) {
+      layout = layout.withNewStreamResultSlot(places.slot());
+    }
+    return new BinaryInspection(exe, info, b.usesRegisterAbi(), r, layout, returns, versions, responseHeaders);
   }
 
   /** The binary's layout; a runtime type information that cannot be read only costs the connection types. */
@@ -450,6 +475,14 @@ public final class BinaryInspection {
    */
   public BinaryLayout layout() {
     return layout;
+  }
+
+  /**
+   * Where the NewStream probes go (emulated jumps reading a stack slot, or the RETs reading RAX, and why);
+   * empty when its function is absent or could not be decoded.
+   */
+  public Optional<Returns> newStreamReturns() {
+    return Optional.ofNullable(newStreamReturns);
   }
 
   /** Every probe's plan, in {@link Probe} order. */

@@ -20,14 +20,31 @@ import java.util.Optional;
  * @param pie whether the binary is position-independent ({@code ET_DYN})
  * @param textStart the link-time address of its executable PT_LOAD ({@link ElfFile#executableStart()})
  * @param connTypes at most {@link GrpcLayouts#CONN_TYPES} entries; none: no socket is identified
+ * @param newStreamResultSlot where grpc-go's {@code (*http2Client).NewStream} probes read the new stream:
+ *     -1, RAX (they sit on its RETs); else the byte offset from RSP of the stack slot holding it (they sit on
+ *     emulated jumps before the RETs: {@link io.gospan.offsets.code.ResultPlaces})
  */
-public record BinaryLayout(Optional<long[]> readOnlyData, boolean pie, long textStart, ConnTypes connTypes) {
+public record BinaryLayout(Optional<long[]> readOnlyData, boolean pie, long textStart, ConnTypes connTypes,
+    int newStreamResultSlot) {
 
   /** Nothing known: no name cache, no socket identity. */
   public static final BinaryLayout NONE =
       new BinaryLayout(Optional.empty(), false, 0, ConnTypes.unavailable("not read"));
 
+  /** Without a stack slot for NewStream's result: its probes read RAX at its RETs. */
+  public BinaryLayout(Optional<long[]> readOnlyData, boolean pie, long textStart, ConnTypes connTypes) {
+    this(readOnlyData, pie, textStart, connTypes, -1);
+  }
+
+  /** This layout with NewStream's result read from {@code [rsp + slot]} ({@code -1}: RAX). */
+  public BinaryLayout withNewStreamResultSlot(int slot) {
+    return new BinaryLayout(readOnlyData, pie, textStart, connTypes, slot);
+  }
+
   public BinaryLayout {
+    if (newStreamResultSlot < -1 || newStreamResultSlot >= 0xffff) {
+      throw new IllegalArgumentException("NewStream's result slot " + newStreamResultSlot + " is not in [-1, 65534]");
+    }
     Objects.requireNonNull(readOnlyData, "readOnlyData");
     Objects.requireNonNull(connTypes, "connTypes");
     if (connTypes.entries().size() > GrpcLayouts.CONN_TYPES) {
@@ -62,6 +79,7 @@ public record BinaryLayout(Optional<long[]> readOnlyData, boolean pie, long text
     });
     slot.putLong(GrpcLayouts.BINARY.offset("text_start"), textStart);
     slot.put(GrpcLayouts.BINARY.offset("pie"), (byte) (pie ? 1 : 0));
+    slot.putShort(GrpcLayouts.BINARY.offset("new_stream_result"), (short) (newStreamResultSlot + 1));
     // netFD.pfd.Sysfd: the catalog's or DWARF's value (written with the offsets); else the runtime type
     // information's (a Go release newer than the catalog, stripped)
     int sysfd = GrpcLayouts.BINARY.offset("offsets") + GrpcLayouts.GO_OFFSETS.offset("net_fd_sysfd");

@@ -112,7 +112,7 @@ class InspectCommandIT {
   /** The probes whose line in inspect's output says "will attach". */
   static Set<String> willAttach(String out) {
     Set<String> probes = new TreeSet<>();
-    Matcher m = Pattern.compile("(?m)^  (\\w+) +\\S+\\n +.*: will attach( at its \\d+ RET instructions| past its guard, .*)?$").matcher(out);
+    Matcher m = Pattern.compile("(?m)^  (\\w+) +\\S+\\n +.*: will attach( at its \\d+ RET instructions .*| at \\d+ emulated jumps? before its returns, .*| past its guard, .*)?$").matcher(out);
     while (m.find()) {
       probes.add(m.group(1));
     }

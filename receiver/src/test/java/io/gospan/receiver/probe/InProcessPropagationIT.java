@@ -203,10 +203,14 @@ class InProcessPropagationIT {
     BinaryInspection relayInspection = probeSession.inspect(relayBin);
     assertThat(relayInspection.probeSet()).isEqualTo(set);
     assertThat(relayInspection.inProcessLinking()).startsWith("yes (ctx walk, goroutine, parent goroutine)");
-    List<Long> rets = relayInspection.plans().get(Probe.HTTP2_CLIENT_NEW_STREAM).returns();
-    assertThat(rets).as("NewStream's RET instructions").hasSizeGreaterThan(1);
-    System.out.printf("greeter-relay (%s, grpc-go %s): NewStream probed at its %d RET instructions%n",
-        relayInspection.goVersion(), relayInspection.grpcVersionOrUnknown(), rets.size());
+    List<Long> places = relayInspection.plans().get(Probe.HTTP2_CLIENT_NEW_STREAM).returns();
+    BinaryInspection.Returns returns = relayInspection.newStreamReturns().orElseThrow();
+    // grpc-go v1.85 returns a new stream at one RET, reloading it from its stack slot: the probe sits on
+    // an emulated jump before it (ResultPlaces); the hits below show it is hit once per stream
+    assertThat(returns.slot()).as("NewStream's result slot (%s)", returns.whyRets()).isPositive();
+    assertThat(places).as("NewStream's probe places").hasSize(1);
+    System.out.printf("greeter-relay (%s, grpc-go %s): NewStream probed at %d emulated jump, the stream at [rsp + 0x%x]%n",
+        relayInspection.goVersion(), relayInspection.grpcVersionOrUnknown(), places.size(), returns.slot());
 
     try (ProbeSession session = probeSession;
         ExampleApps.Server upstream = ExampleApps.startServer(bin)) {
@@ -236,7 +240,7 @@ class InProcessPropagationIT {
         // 3 streams per client call (client -> relay, relay -> server twice), each with a client and a server end
         System.out.printf("  per stream, both ends together: %.2f hits%n", all / (3.0 * n));
         // Per client call the relay serves 1 call and the server 2 (handleStream: 3 hits); the
-        // client makes 1 stream and the relay 2 (NewStream: 3 hits, at its success RET).
+        // client makes 1 stream and the relay 2 (NewStream: 3 hits, at the jump before its success RET).
         // A margin of 5 for what else grpc-go may do meanwhile.
         assertThat(after.get(GrpcProbe.SERVER_HANDLE_STREAM) - before.get(GrpcProbe.SERVER_HANDLE_STREAM))
             .isBetween(3L * n, 3L * n + 5);
