@@ -58,6 +58,21 @@ _Static_assert(sizeof(struct go_loc) == 8, "struct go_loc is 8 bytes");
 		__v;                                                                           \
 	})
 
+/* x86 EFLAGS bits (arch/x86/include/uapi/asm/processor-flags.h) */
+#define GO_EFLAGS_CF 0x0001
+#define GO_EFLAGS_ZF 0x0040
+
+/*
+ * At a Go function's stack-check `jbe` (`cmp rsp|r12, qword ptr [r14 + 0x10]; jbe morestack`: Go
+ * src/cmd/internal/obj/x86/obj6.go, stacksplit), whether the jump will be taken: the goroutine's stack
+ * is too small, runtime.morestack grows it and the function runs again from its entry. `jbe` jumps
+ * when CF or ZF is set, which the `cmp` left in the flags the kernel saved at the trap.
+ */
+static __always_inline int go_stack_check_jumps(struct pt_regs *ctx)
+{
+	return (GO_CTX_REG(ctx, flags) & (GO_EFLAGS_CF | GO_EFLAGS_ZF)) != 0;
+}
+
 static __always_inline int go_read_arg(struct pt_regs *ctx, const struct go_loc *loc, __u64 *out)
 {
 	switch (loc->kind) {

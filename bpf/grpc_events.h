@@ -57,7 +57,8 @@ enum gospan_counter {
 	COUNTER_FIELD_TRUNCATED = 6, /* a header name or value was cut to fit */
 	COUNTER_SKIPPED = 7,         /* a hit that needs no record: response headers before the trailers (not
 				      * wanted), an HTTP/2 server's request that is not gRPC, or its trailers;
-				      * handleStream of a ServeHTTP stream (id 0); NewStream returning an error */
+				      * handleStream of a ServeHTTP stream (id 0); NewStream returning an error; a hit
+				      * on a stack-check jump about to grow the stack (COOKIE_AT_STACK_CHECK) */
 	COUNTER_NO_PARENT = 8,       /* a client stream whose parent server stream was not found (goroutine,
 				      * ctx walk, parent goroutine): it stays a root */
 	COUNTER_COUNT = 9,
@@ -313,6 +314,14 @@ enum binary_flags {
 				      * streams (else the header-block set: only their parents) */
 };
 
+/* A uprobe's attach cookie: (struct binary.generation << 32) | the flags below | (slot + 1). */
+enum gospan_cookie {
+	COOKIE_SLOT_MASK = 0xffff,       /* slot + 1 in `binaries`; 0: no slot */
+	COOKIE_AT_STACK_CHECK = 1 << 16, /* the probe sits on its function's stack-check `jbe` (Go 1.17-1.20, whose
+					  * instruction after it the kernel would single-step: FunctionCode.entryPlace);
+					  * a hit where the jump will be taken is not the call's (stack_check_taken) */
+};
+
 /* How a connection type leads to its socket (struct conn_type.kind). */
 enum conn_kind {
 	CONN_UNUSED = 0,    /* a free entry */
@@ -560,6 +569,7 @@ struct gospan_contract {
 	enum go_loc_kind loc_kind;
 	enum stream_parent_via via;
 	enum binary_flags binary_flags;
+	enum gospan_cookie cookie;
 	struct socket_path socket_path;
 	enum conn_kind conn_kind;
 	enum conn_status conn_status;

@@ -56,7 +56,7 @@ static __always_inline struct binary *current_binary(struct pt_regs *ctx)
 	if (HAVE_ATTACH_COOKIE) {
 		__u64 cookie = bpf_get_attach_cookie(ctx);
 
-		index = (__u32)cookie - 1; /* cookie 0 (none): index 0xffffffff, no such slot */
+		index = (__u32)(cookie & COOKIE_SLOT_MASK) - 1; /* cookie 0 (none): index 0xffffffff, no such slot */
 		b = bpf_map_lookup_elem(&binaries, &index);
 		if (b && b->generation && b->generation == cookie >> 32)
 			return b;
@@ -71,6 +71,19 @@ static __always_inline struct binary *current_binary(struct pt_regs *ctx)
 	if (!b || !b->generation || b->exe.ino != key.ino || b->exe.dev != key.dev)
 		return NULL;
 	return b;
+}
+
+/*
+ * Whether this hit is on a function's stack-check `jbe` (COOKIE_AT_STACK_CHECK) that will jump
+ * (go_stack_check_jumps): the function runs again from its entry once the stack has grown, hitting the
+ * probe again; that second hit is the call's. Without attach cookies user space never places a probe
+ * there (Libbpf.attachCookies).
+ */
+static __always_inline int stack_check_taken(struct pt_regs *ctx)
+{
+	if (!HAVE_ATTACH_COOKIE)
+		return 0;
+	return (bpf_get_attach_cookie(ctx) & COOKIE_AT_STACK_CHECK) && go_stack_check_jumps(ctx);
 }
 
 /* The offsets of the current binary, or NULL; fills *key and *bin (if given). */

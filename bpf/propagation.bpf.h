@@ -124,6 +124,10 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 	__u32 id = 0;
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);

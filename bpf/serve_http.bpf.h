@@ -48,6 +48,10 @@ static __always_inline int process_headers(struct pt_regs *ctx, int nethttp)
 	struct binary *bin = NULL;
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -83,6 +87,10 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 	__u8 end_stream = 0;
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -131,6 +139,10 @@ static __always_inline int write_field(struct pt_regs *ctx, int nethttp)
 	char name_buf[GOSPAN_NAME_LEN];
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -202,6 +214,10 @@ static __always_inline int write_header_block(struct pt_regs *ctx, int nethttp)
 	__u64 sc = 0;
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);

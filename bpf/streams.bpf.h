@@ -114,6 +114,10 @@ int uprobe_http2_server_write_status(struct pt_regs *ctx)
 	__u32 id = 0;
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);

@@ -24,6 +24,10 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	struct binary *bin = NULL;
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -91,6 +95,10 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 	struct binary *bin = NULL;
 
 	count(probe, COUNTER_HITS);
+	if (stack_check_taken(ctx)) {
+		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+		return 0;
+	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);

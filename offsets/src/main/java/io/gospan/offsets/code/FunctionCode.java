@@ -227,6 +227,57 @@ public record FunctionCode(String name, long entry, long end, long prologueEnd, 
     return prologue(d.instructions(), 0, Long.MAX_VALUE);
   }
 
+  /**
+   * Where an entry probe goes in a function whose first bytes are {@code code} (at least 48, to see every
+   * prologue and the instruction after it).
+   *
+   * <p>Past the stack-check prologue ({@link #prologueLength}) when the instruction there is one the kernel
+   * emulates at a uprobe (a relative jump or call, {@code push}: Linux arch/x86/kernel/uprobes.c,
+   * {@code branch_setup_xol_ops}, {@code push_setup_xol_ops}): Go &gt;= 1.21's {@code push rbp}. Else (Go
+   * 1.17–1.20 set up the frame with {@code sub rsp, N}, which the kernel single-steps: a second trap, ~10x
+   * the cost of the hit) on the prologue's {@code jbe} itself, which the kernel emulates: the probe's
+   * program must then return at once when the jump will be taken (CF or ZF set: the stack grows and the
+   * function runs again from its entry, hitting the probe again), see {@code stack_check_taken} in
+   * bpf/process.bpf.h. Registers are the entry's at both places ({@code cmp} writes only the flags, the
+   * {@code lea} of large frames R12, or RAX in ABI0 code, before either place).
+   *
+   * @param offset bytes from the function's entry
+   * @param atStackCheck whether the place is the prologue's {@code jbe}
+   */
+  public record EntryPlace(int offset, boolean atStackCheck) {}
+
+  /** As {@link EntryPlace}: 0 (the entry) when no prologue is recognized. */
+  public static EntryPlace entryPlace(byte[] code, X86Decoder decoder) {
+    List<Instruction> ins = decoder.decode(code, 0, PROLOGUE_INSTRUCTIONS + 1).instructions();
+    int len = prologue(ins, 0, Long.MAX_VALUE);
+    if (len == 0) {
+      return new EntryPlace(0, false);
+    }
+    Instruction jbe = null;
+    Instruction next = null;
+    for (Instruction i : ins) {
+      if (i.end() == len) {
+        jbe = i;
+      } else if (i.address() == len) {
+        next = i;
+      }
+    }
+    if (next == null || emulated(next) || jbe == null) {
+      return new EntryPlace(len, false);
+    }
+    return new EntryPlace((int) jbe.address(), true);
+  }
+
+  /** Whether the kernel emulates {@code i} at a uprobe: a relative jump or call, or a push of a register. */
+  static boolean emulated(Instruction i) {
+    String m = i.mnemonic();
+    if (m.equals("push")) {
+      return PUSH_REGISTER.matcher(i.operands()).matches();
+    }
+    return (m.startsWith("j") || m.equals("call")) && TARGET.matcher(i.operands()).matches();
+  }
+
+  private static final Pattern PUSH_REGISTER = Pattern.compile("r(?:[abcd]x|[sd]i|[sb]p|8|9|1[0-5])");
   private static final String TLS_G = "qword ptr fs:[0xfffffffffffffff8]";
   private static final Pattern LEA_FRAME = Pattern.compile("(r12|rax), \\[rsp - (?:0x[0-9a-f]+|[0-9])\\]");
   private static final Pattern CMP_GUARD = Pattern.compile("(rsp|r12|rax), qword ptr \\[(r14|rcx) \\+ 0x10\\]");

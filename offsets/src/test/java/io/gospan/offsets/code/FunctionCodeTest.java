@@ -228,4 +228,19 @@ class FunctionCodeTest {
     assertThat(r.instructions()).extracting(Instruction::address).isEqualTo(List.of(0x500L, 0x501L));
     assertThat(decoder().decode(hex("90 90 90"), 0, 2).instructions()).hasSize(2);
   }
+
+  @Test
+  void entryPlaceOnTheJbeWhenTheNextInstructionIsSingleStepped() throws Exception {
+    // go1.19 (*http2Server).operateHeaders: lea r12, [rsp - 0x208]; cmp r12, [r14 + 0x10]; jbe rel32; sub rsp, 0x288
+    assertThat(FunctionCode.entryPlace(hex("4c8da424f8fdffff 4d3b6610 0f86a1220000 4881ec88020000 4889ac2480020000"), decoder()))
+        .isEqualTo(new FunctionCode.EntryPlace(12, true));
+    // go1.22: the same prologue, then push rbp (emulated): past the prologue
+    assertThat(FunctionCode.entryPlace(hex("4c8da424b0fdffff 4d3b6610 0f86952a0000 55 4889e5"), decoder()))
+        .isEqualTo(new FunctionCode.EntryPlace(18, false));
+    // a small frame: cmp rsp, [r14 + 0x10]; jbe rel8; sub rsp, 0x10
+    assertThat(FunctionCode.entryPlace(hex("493b6610 7620 4883ec10 48896c2408"), decoder()))
+        .isEqualTo(new FunctionCode.EntryPlace(4, true));
+    // no prologue: the entry
+    assertThat(FunctionCode.entryPlace(hex("55 4889e5 4883ec10"), decoder())).isEqualTo(new FunctionCode.EntryPlace(0, false));
+  }
 }

@@ -81,6 +81,23 @@ public final class Libbpf {
     }
   }
 
+  private volatile Boolean attachCookies;
+
+  /**
+   * Whether uprobe programs can read their attach cookie ({@code bpf_get_attach_cookie}, kernel &gt;= 5.15):
+   * probed once by loading a tiny program ({@code libbpf_probe_bpf_helper}); false when the probe fails.
+   */
+  public boolean attachCookies() {
+    Boolean b = attachCookies;
+    if (b == null) {
+      final int bpfProgTypeKprobe = 2; // uprobes are kprobe-type programs (linux/bpf.h)
+      final int bpfFuncGetAttachCookie = 174; // linux/bpf.h, enum bpf_func_id
+      b = lib.libbpf_probe_bpf_helper(bpfProgTypeKprobe, bpfFuncGetAttachCookie, null) == 1;
+      attachCookies = b;
+    }
+    return b;
+  }
+
   /** Number of possible CPUs, the slot count of a per-CPU map's value. */
   public int possibleCpus() {
     int n = lib.libbpf_num_possible_cpus();

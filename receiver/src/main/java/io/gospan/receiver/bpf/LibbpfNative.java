@@ -27,6 +27,9 @@ public interface LibbpfNative {
 
   Pointer libbpf_set_print(PrintFn fn);
 
+  /** 1 when programs of {@code progType} may call helper {@code helperId} on this kernel, 0 when not, &lt; 0 on error. */
+  int libbpf_probe_bpf_helper(int progType, int helperId, Pointer opts);
+
   @SaveError
   Pointer bpf_object__open_mem(Pointer objBuf, @size_t long objBufSize, Pointer opts);
 

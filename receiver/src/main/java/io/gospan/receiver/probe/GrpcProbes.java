@@ -1,5 +1,6 @@
 package io.gospan.receiver.probe;
 
+import io.gospan.offsets.code.FunctionCode;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.bpf.BpfLink;
 import io.gospan.receiver.bpf.BpfMap;
@@ -303,7 +304,11 @@ public final class GrpcProbes implements AutoCloseable {
   /**
    * Attaches a probe to every process that runs {@code binary}, on the function whose first
    * instruction is at {@code entryFileOffset}: placed after its stack-check prologue (see
-   * {@link StackCheckPrologue}) so a call that grows the goroutine stack is seen once.
+   * {@link StackCheckPrologue}) so a call that grows the goroutine stack is seen once; or on the
+   * prologue's {@code jbe} when the instruction after it is one the kernel would single-step (Go
+   * 1.17–1.20's {@code sub rsp}: {@link FunctionCode#entryPlace}), with {@code COOKIE_AT_STACK_CHECK}
+   * in the cookie so that the program skips the hit whose jump grows the stack (only where programs
+   * read attach cookies: {@link io.gospan.receiver.bpf.Libbpf#attachCookies()}).
    *
    * The probe finds the offsets {@link #putBinary} stored for {@code key} through its attach
    * cookie.
@@ -316,8 +321,14 @@ public final class GrpcProbes implements AutoCloseable {
       cookie = cookies.getOrDefault(key, 0L);
     }
     try {
-      return new ProbeLink(
-          object.program(probe.program()).attachUprobe(binary, probeFileOffset(binary, entryFileOffset), BpfProgram.ALL_PIDS, cookie));
+      FunctionCode.EntryPlace place = entryPlace(binary, entryFileOffset);
+      long offset = entryFileOffset + place.offset();
+      if (place.atStackCheck() && (cookie == 0 || !io.gospan.receiver.bpf.Libbpf.get().attachCookies())) {
+        offset = probeFileOffset(binary, entryFileOffset); // the program could not tell the growing hit
+      } else if (place.atStackCheck()) {
+        cookie |= GrpcConstants.COOKIE_AT_STACK_CHECK;
+      }
+      return new ProbeLink(object.program(probe.program()).attachUprobe(binary, offset, BpfProgram.ALL_PIDS, cookie));
     } catch (io.gospan.receiver.bpf.BpfException e) {
       throw new ProbeException(e);
     }
@@ -354,13 +365,32 @@ public final class GrpcProbes implements AutoCloseable {
   }
 
   /**
+   * Where an entry probe goes in the function at {@code entryFileOffset} ({@link FunctionCode#entryPlace}:
+   * an offset from that entry).
+   *
+   * @throws io.gospan.receiver.bpf.BpfException when the binary cannot be read there or libcapstone cannot be loaded
+   */
+  public static FunctionCode.EntryPlace entryPlace(Path binary, long entryFileOffset) {
+    try {
+      return FunctionCode.entryPlace(firstBytes(binary, entryFileOffset, 48), io.gospan.offsets.code.CapstoneDecoder.get());
+    } catch (io.gospan.offsets.code.DecoderUnavailableException e) {
+      throw new io.gospan.receiver.bpf.BpfException("cannot place probes after the stack-check prologue: " + e.getMessage(), 0);
+    }
+  }
+
+  /**
    * The file offset to attach a uprobe to for the function at {@code entryFileOffset}: past
    * its stack-check prologue, or the entry when none is recognized.
    *
    * @throws io.gospan.receiver.bpf.BpfException when the binary cannot be read there
    */
   public static long probeFileOffset(Path binary, long entryFileOffset) {
-    ByteBuffer code = ByteBuffer.allocate(32);
+    return entryFileOffset + StackCheckPrologue.length(firstBytes(binary, entryFileOffset, 32));
+  }
+
+  /** Up to {@code n} bytes of the file from {@code entryFileOffset}. */
+  private static byte[] firstBytes(Path binary, long entryFileOffset, int n) {
+    ByteBuffer code = ByteBuffer.allocate(n);
     try (FileChannel ch = FileChannel.open(binary, StandardOpenOption.READ)) {
       while (code.hasRemaining() && ch.read(code, entryFileOffset + code.position()) > 0) {
         // read up to 32 bytes of the function's first instructions
@@ -370,7 +400,7 @@ public final class GrpcProbes implements AutoCloseable {
     }
     byte[] bytes = new byte[code.position()];
     code.flip().get(bytes);
-    return entryFileOffset + StackCheckPrologue.length(bytes);
+    return bytes;
   }
 
   /**

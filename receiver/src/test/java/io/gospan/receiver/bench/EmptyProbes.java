@@ -12,8 +12,8 @@ import java.util.List;
 /**
  * The floor of the load benchmark: an empty program ({@code bpf/test/empty.bpf.c}, it only
  * counts) attached at every point gospan attaches to in the example server and client, as
- * gospan's own {@link BinaryInspection} plans them (after each function's stack-check prologue,
- * or at each {@code RET} of a probe that reads results): the uprobe traps alone, no record, no
+ * gospan's own {@link BinaryInspection} plans them (after each function's stack-check prologue
+ * or on its jbe, at the places of a probe that reads results or goes past a guard): the uprobe traps alone, no record, no
  * sidecar. Closing detaches them.
  */
 final class EmptyProbes implements AutoCloseable {
@@ -36,9 +36,11 @@ final class EmptyProbes implements AutoCloseable {
           if (plan.action() != BinaryInspection.Action.ATTACH) {
             continue;
           }
-          List<Long> at = plan.probe().atReturns()
+          // where gospan attaches: its returns' or guard's places, else its entry place (an empty program
+          // cannot tell a stack-growing hit on a jbe, which is rare)
+          List<Long> at = plan.probe().atReturns() || plan.probe().pastGuard()
               ? plan.returns()
-              : List.of(GrpcProbes.probeFileOffset(exe, plan.function().fileOffset()));
+              : List.of(plan.function().fileOffset() + GrpcProbes.entryPlace(exe, plan.function().fileOffset()).offset());
           for (long offset : at) {
             empty.program("uprobe_empty").attachUprobe(exe, offset, BpfProgram.ALL_PIDS, 0);
             points++;

@@ -20,6 +20,12 @@ import org.junit.jupiter.api.Test;
  */
 class StackCheckPrologueIT {
 
+  /** The length of the jbe that ends at file offset {@code at}: 2 (rel8) or 6 (rel32). */
+  private static int jbeLength(Path binary, GoFunction f, long at) throws Exception {
+    byte[] b = java.nio.file.Files.readAllBytes(binary);
+    return b[(int) at - 2] == 0x76 ? 2 : 6;
+  }
+
   @Test
   void everyProbedFunctionHasARecognizedPrologue() throws Exception {
     List<Path> dirs = List.of(
@@ -52,6 +58,12 @@ class StackCheckPrologueIT {
           // The first 32 bytes give what decoding the whole function gives (jbe target inside it).
           assertThat(at - f.fileOffset()).as("%s in %s, whole function", f.name(), binary)
               .isEqualTo(code.get(f.name()).prologueLength());
+          // Go >= 1.21 pushes RBP after the prologue (the kernel emulates a push); Go <= 1.20 subtracts
+          // from RSP (single-stepped), so the probe goes on the prologue's jbe
+          FunctionCode.EntryPlace place = GrpcProbes.entryPlace(binary, f.fileOffset());
+          boolean old = dir.getFileName().toString().matches("go1\\.(16|17)\\..*");
+          assertThat(place.atStackCheck()).as("%s in %s on its jbe", f.name(), binary).isEqualTo(old);
+          assertThat(place.offset()).isEqualTo(old ? (int) (at - f.fileOffset()) - jbeLength(binary, f, at) : at - f.fileOffset());
         }
       }
     }
