@@ -19,6 +19,7 @@
 # Usage: [BASELINE_REV=<git rev>] scripts/bench-relay.sh [calls-per-round] [rounds] [calls-in-flight] [GOMAXPROCS]
 #   (root; defaults 2000 5 1, GOMAXPROCS as Go sets it; GOMAXPROCS=1 keeps the Go scheduler's idle
 #   spinning, most of the whole-process CPU noise, out of the measurement)
+#   EXAMPLES_BUILD="--go 1.19.8 --grpc v1.40.0": the example programs built that way (examples/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -28,7 +29,9 @@ concurrency=${3:-1}
 gomaxprocs=${4:-}
 [ "$(id -u)" -eq 0 ] || { echo "bench-relay.sh: run as root (BPF)" >&2; exit 1; }
 
-bin=$(examples/build.sh | tail -n 1)
+# shellcheck disable=SC2086 # the build's flags, split
+bin=$(examples/build.sh ${EXAMPLES_BUILD:-} | tail -n 1)
+case "$bin" in /*) ;; *) bin=$root/examples/$bin ;; esac
 jar=receiver/target/gospan.jar
 if [ ! -f "$jar" ] || [ -n "$(find bpf receiver/src/main offsets/src/main -newer "$jar" -type f -print -quit)" ]; then
   echo "bench-relay.sh: building gospan (mvn package)..." >&2
