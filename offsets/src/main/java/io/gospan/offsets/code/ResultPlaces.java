@@ -35,7 +35,12 @@ import java.util.regex.Pattern;
  *   <li>from {@code J} every path stays in the function until that {@code ret}: no other {@code ret}, no way
  *       back to {@code J}, no store into the slot, no change of RSP but calls and the epilogue.</li>
  * </ol>
- * So a probe at {@code J} is hit once per call that returns there, exactly when it will, and reads the
+ * When the slot the RET reloads is itself a copy of another ({@code mov R, qword ptr [rsp + a]; mov qword ptr
+ * [rsp + d], R} on every path: Go &lt;= 1.20 copying {@code s} into a named result before the deferred calls
+ * run, grpc-go v1.30–v1.40), {@code J} may lie before the copy, reading slot {@code a}, if every path from
+ * it passes a copy and none stores into {@code a}.
+ *
+ * <p>So a probe at {@code J} is hit once per call that returns there, exactly when it will, and reads the
  * result from {@code [rsp + d]}: the slot holds it from {@code J} on (nothing writes it until the
  * {@code ret}'s load, which reads the result from it). A {@code ret} whose RAX comes from {@code xor eax,
  * eax} on every path (an error return's nil) needs no probe, nor one no path from the entry reaches (the
@@ -136,12 +141,19 @@ public record ResultPlaces(List<Long> addresses, int slot, List<Long> nilReturns
         return new ResultPlaces(rets, -1, List.of(), name + ": the RET at 0x" + Long.toHexString(ins.get(r).address())
             + ": " + src.reason);
       }
-      if (slot >= 0 && src.slot != slot) {
-        return new ResultPlaces(rets, -1, List.of(), name + ": results in two stack slots, 0x"
-            + Integer.toHexString(slot) + " and 0x" + Integer.toHexString(src.slot));
+      int j = jumpFor(ins, writes, g, r, src.slot, src.epilogue, null);
+      int read = src.slot;
+      if (j < 0 && src.copiedFrom >= 0) {
+        // Go <= 1.20 with named results and a deferred call: `return s, nil` copies s into the named
+        // result's slot before the deferred calls; before the copy s is read from its own slot
+        j = jumpFor(ins, writes, g, r, src.copiedFrom, src.epilogue, src.copies);
+        read = src.copiedFrom;
       }
-      slot = src.slot;
-      int j = jumpFor(ins, writes, g, r, src.slot, src.epilogue);
+      if (slot >= 0 && read != slot) {
+        return new ResultPlaces(rets, -1, List.of(), name + ": results read from two stack slots, 0x"
+            + Integer.toHexString(slot) + " and 0x" + Integer.toHexString(read));
+      }
+      slot = read;
       if (j < 0) {
         return new ResultPlaces(rets, -1, List.of(), name + ": no emulated jump before the RET at 0x"
             + Long.toHexString(ins.get(r).address()) + " reads its result");
@@ -226,7 +238,16 @@ public record ResultPlaces(List<Long> addresses, int slot, List<Long> nilReturns
   }
 
   /** Where a RET's RAX comes from. */
-  private record Source(boolean nil, int slot, int epilogue, String reason) {}
+  /**
+   * @param copiedFrom when every nearest store into {@code slot} before its loads is a copy from another
+   *     slot ({@code mov R, qword ptr [rsp + from]; mov qword ptr [rsp + slot], R}): that slot, else -1
+   * @param copies those copying stores (indexes)
+   */
+  private record Source(boolean nil, int slot, int epilogue, String reason, int copiedFrom, BitSet copies) {
+    Source(boolean nil, int slot, int epilogue, String reason) {
+      this(nil, slot, epilogue, reason, -1, new BitSet());
+    }
+  }
 
   /**
    * The source of RAX at the RET {@code r}: walks back over every path to the nearest write of RAX.
@@ -310,7 +331,8 @@ public record ResultPlaces(List<Long> addresses, int slot, List<Long> nilReturns
         return new Source(false, -1, epilogue, x + " takes the address of the result's slot");
       }
     }
-    return new Source(storedNil(ins, g, seen, slot), slot, epilogue, null);
+    Stored st = stored(ins, g, seen, slot);
+    return new Source(st.nil, slot, epilogue, null, st.copiedFrom, st.copies);
   }
 
   private static final Pattern LEA_RSP = Pattern.compile("\\w+, \\[rsp(?: \\+ (0x[0-9a-f]+|[0-9]+))?\\]");
@@ -320,13 +342,22 @@ public record ResultPlaces(List<Long> addresses, int slot, List<Long> nilReturns
     return m.group(1) == null ? 0 : Long.decode(m.group(1));
   }
 
+  /** The nearest stores into a slot before its loads: all zero, or all copies from one other slot. */
+  private record Stored(boolean nil, int copiedFrom, BitSet copies) {}
+
+  private static final Pattern SLOT_STORE = Pattern.compile("qword ptr \\[rsp(?: \\+ (0x[0-9a-f]+|[0-9]+))?\\], (\\w+)");
+  private static final Pattern LOAD_FROM_SLOT = Pattern.compile("(\\w+), qword ptr \\[rsp(?: \\+ (0x[0-9a-f]+|[0-9]+))?\\]");
+
   /**
-   * Whether the slot's value at the loads is zero on every path: walking back from the loads (the
-   * instructions {@code after} has not seen are before them), the nearest store into the slot is {@code mov
-   * qword ptr [rsp + slot], 0} (Go &lt;= 1.20's named results: {@code return nil, err} stores them before
-   * the deferred calls run).
+   * What the slot holds at its loads: walking back from the loads (the instructions {@code after} has not
+   * seen are before them) to the nearest store into the slot on every path. Zero on every path when each
+   * is {@code mov qword ptr [rsp + slot], 0} (Go &lt;= 1.20's named results: {@code return nil, err} stores
+   * them before the deferred calls run); a copy of another slot when each is {@code mov qword ptr [rsp +
+   * slot], R} right after {@code mov R, qword ptr [rsp + from]}, the same {@code from} ({@code return s,
+   * nil} there).
    */
-  private static boolean storedNil(List<Instruction> ins, Graph g, BitSet after, int slot) {
+  private static Stored stored(List<Instruction> ins, Graph g, BitSet after, int slot) {
+    Stored none = new Stored(false, -1, new BitSet());
     // the loads: seen by the walk back, writing RAX (the walk did not go past them)
     ArrayDeque<Integer> todo = new ArrayDeque<>();
     BitSet seen = new BitSet();
@@ -337,11 +368,13 @@ public record ResultPlaces(List<Long> addresses, int slot, List<Long> nilReturns
         seen.set(i);
       }
     }
-    boolean any = false;
+    boolean zero = false;
+    int from = -1;
+    BitSet copies = new BitSet();
     while (!todo.isEmpty()) {
       int i = todo.poll();
       if (i == 0) {
-        return false;
+        return none;
       }
       for (int p : g.pred.get(i)) {
         if (seen.get(p)) {
@@ -349,21 +382,46 @@ public record ResultPlaces(List<Long> addresses, int slot, List<Long> nilReturns
         }
         seen.set(p);
         Instruction x = ins.get(p);
-        if (storesInto(x, slot)) {
-          if (!(x.mnemonic().equals("mov") && x.operands().equals("qword ptr [rsp + 0x" + Integer.toHexString(slot) + "], 0"))) {
-            return false;
-          }
-          any = true;
+        if (!storesInto(x, slot)) {
+          todo.add(p);
           continue;
         }
-        todo.add(p);
+        Matcher st = SLOT_STORE.matcher(x.operands());
+        if (!x.mnemonic().equals("mov") || !st.matches() || displacement(st) != slot) {
+          return none;
+        }
+        if (st.group(2).equals("0")) {
+          zero = true;
+          continue;
+        }
+        // a copy: the store's only way in is the load right before it
+        Instruction load = p > 0 ? ins.get(p - 1) : null;
+        Matcher ld = load == null ? null : LOAD_FROM_SLOT.matcher(load.operands());
+        if (ld == null || !load.mnemonic().equals("mov") || !ld.matches() || !ld.group(1).equals(st.group(2))
+            || g.pred.get(p).size() != 1 || g.pred.get(p).get(0) != p - 1) {
+          return none;
+        }
+        int d = ld.group(2) == null ? 0 : (int) Long.decode(ld.group(2)).longValue();
+        if (d == slot || (from >= 0 && d != from)) {
+          return none;
+        }
+        from = d;
+        copies.set(p);
       }
     }
-    return any;
+    if (zero && from < 0) {
+      return new Stored(true, -1, copies);
+    }
+    return zero ? none : new Stored(false, from, copies);
   }
 
-  /** The emulated jump for the RET {@code r} whose result is in {@code slot}, or -1. */
-  private static int jumpFor(List<Instruction> ins, List<Set<String>> writes, Graph g, int r, int slot, int epilogue) {
+  /**
+   * The emulated jump for the RET {@code r} whose result is in {@code slot} from it on, or -1; with {@code
+   * copies}, every path from it to {@code r} must pass one of those instructions (the copy of the slot into
+   * the one the RET's result is loaded from).
+   */
+  private static int jumpFor(List<Instruction> ins, List<Set<String>> writes, Graph g, int r, int slot, int epilogue,
+      BitSet copies) {
     int tried = 0;
     for (int j = r - 1; j >= 0 && tried < MAX_CANDIDATES; j--) {
       Instruction x = ins.get(j);
@@ -371,11 +429,33 @@ public record ResultPlaces(List<Long> addresses, int slot, List<Long> nilReturns
         continue;
       }
       tried++;
-      if (dominates(g, j, r) && staysOnCourse(ins, writes, g, j, r, slot, epilogue)) {
+      if (dominates(g, j, r) && staysOnCourse(ins, writes, g, j, r, slot, epilogue)
+          && (copies == null || passes(g, j, r, copies))) {
         return j;
       }
     }
     return -1;
+  }
+
+  /** Whether every path from {@code j} to {@code r} passes one of {@code via}. */
+  private static boolean passes(Graph g, int j, int r, BitSet via) {
+    BitSet seen = new BitSet();
+    ArrayDeque<Integer> todo = new ArrayDeque<>();
+    todo.add(j);
+    seen.set(j);
+    while (!todo.isEmpty()) {
+      int i = todo.poll();
+      if (i == r) {
+        return false;
+      }
+      for (int s : g.succ.get(i)) {
+        if (!via.get(s) && !seen.get(s)) {
+          seen.set(s);
+          todo.add(s);
+        }
+      }
+    }
+    return true;
   }
 
   /** Whether every path from the entry (index 0) to {@code r} passes {@code j}. */
