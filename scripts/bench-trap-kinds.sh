@@ -28,10 +28,10 @@ trap cleanup EXIT
 (cd examples && GOTOOLCHAIN=${GOTOOLCHAIN:-auto} go build -o "$work/trapbench" ./cmd/trapbench)
 bin=$work/trapbench
 # main.Probed's instructions: address, then the instruction text
-objdump -d --no-show-raw-insn -M intel "$bin" | awk '/<main.Probed>:/{on=1; next} on && /^$/{exit} on' \
+objdump -d --no-show-raw-insn -M intel "$bin" | awk '/<main.Probed>:/{on=1; next} on && /^$/{on=0} on' \
   | sed -E 's/^ *([0-9a-f]+):\s+/\1\t/' | grep -v $'\tint3' >"$work/ins"
 # the file offset of a virtual address: the executable PT_LOAD's p_offset - p_vaddr
-read -r off vaddr < <(readelf -lW "$bin" | awk '$1=="LOAD" && $7 ~ /E/ {print $2, $3; exit}')
+read -r off vaddr < <(readelf -lW "$bin" | awk '$1=="LOAD" && / R E / && !done {print $2, $3; done=1}')
 run() { "$bin" -n "$calls" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cpu_ns_per_call"])'; }
 declare -A added
 while IFS=$'\t' read -r addr text; do
