@@ -20,8 +20,8 @@ done
 work=$(mktemp -d)
 event=gospan_trap_kinds
 cleanup() {
-  echo 0 >"$tracefs/events/uprobes/$event/enable" 2>/dev/null || true
-  echo "-:uprobes/$event" >>"$tracefs/uprobe_events" 2>/dev/null || true
+  { echo 0 >"$tracefs/events/uprobes/$event/enable"; } 2>/dev/null || true
+  { echo "-:uprobes/$event" >>"$tracefs/uprobe_events"; } 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
