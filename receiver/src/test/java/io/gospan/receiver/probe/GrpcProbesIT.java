@@ -214,7 +214,7 @@ class GrpcProbesIT {
    * The streams set on unary calls (3 OK, 1 NOT_FOUND, 1 INTERNAL): per stream one start and one
    * end; the client's start carries :path and the socket, the server's the request headers; both
    * ends the status grpc-go holds, the message as the handler wrote it (not percent-encoded); per
-   * call 2 hits on the client (NewStream's success RET, closeStream past its guard) and 3 on the
+   * call 2 hits on the client (NewStream where it returns the stream, closeStream past its guard) and 3 on the
    * server (operateHeaders, handleStream, writeStatus).
    */
   static void checkUnaryStreams(java.util.function.Supplier<ProbeSession> sessions, Path dir, String... serverAndClientTlsFlags)
