@@ -127,9 +127,13 @@ public final class Pipeline implements AutoCloseable {
   private java.util.concurrent.ScheduledFuture<?> nextExpiry;
   private long expiryEventsSeen;
   private long expiryQuietSince;
+  private final long expiryIdleAfterNanos;
+  private final long expiryIdlePeriodMillis;
 
   private Pipeline(Builder b) {
     this.config = b.config;
+    this.expiryIdleAfterNanos = b.expiryIdleAfterNanos;
+    this.expiryIdlePeriodMillis = b.expiryIdlePeriodMillis;
     this.clock = b.clock != null ? b.clock : MonotonicClock.system();
     this.metadata =
         b.metadata != null ? b.metadata : ProcFsProcessMetadata.create(config.resource().attributes());
@@ -252,6 +256,8 @@ public final class Pipeline implements AutoCloseable {
     private ProcessMetadata metadata;
     private boolean startTelemetryServer = true;
     private final List<MetricReader> metricReaders = new ArrayList<>();
+    private long expiryIdleAfterNanos = EXPIRE_IDLE_AFTER_NANOS;
+    private long expiryIdlePeriodMillis = EXPIRE_IDLE_PERIOD_MILLIS;
 
     private Builder(GospanConfig config) {
       this.config = config;
@@ -286,6 +292,13 @@ public final class Pipeline implements AutoCloseable {
     /** An additional reader on gospan's meter provider (tests: the SDK's {@code InMemoryMetricReader}). */
     public Builder metricReader(MetricReader reader) {
       this.metricReaders.add(reader);
+      return this;
+    }
+
+    /** Tests: the expiry timer's idle spell and period (default 10 s, 1 s). */
+    Builder expiryIdle(java.time.Duration after, java.time.Duration period) {
+      this.expiryIdleAfterNanos = after.toNanos();
+      this.expiryIdlePeriodMillis = period.toMillis();
       return this;
     }
 
@@ -439,7 +452,7 @@ public final class Pipeline implements AutoCloseable {
       expiryEventsSeen = seen;
       expiryQuietSince = now;
     }
-    boolean idle = now - expiryQuietSince > EXPIRE_IDLE_AFTER_NANOS;
+    boolean idle = now - expiryQuietSince > expiryIdleAfterNanos;
     if (idle) {
       expiryIdle = true; // before the look at the events again: an event from now on wakes the timer
       if ((long) EVENTS_SEEN.getVolatile(this) != seen) {
@@ -448,7 +461,7 @@ public final class Pipeline implements AutoCloseable {
         expiryQuietSince = now;
       }
     }
-    scheduleExpiry(idle ? EXPIRE_IDLE_PERIOD_MILLIS : EXPIRE_PERIOD_MILLIS);
+    scheduleExpiry(idle ? expiryIdlePeriodMillis : EXPIRE_PERIOD_MILLIS);
   }
 
   /** Replaces the next expiry run by one {@code delayMillis} from now. Scheduler thread. */
