@@ -39,7 +39,7 @@ public final class LoadBenchmark {
    * whose sampling woke the JVM's periodic task thread 20 times a second (a third of the idle
    * sidecar's wake-ups; {@code jcmd <pid>} still works, {@code jps}/{@code jstat} do not see it).
    */
-  static final List<String> JVM =
+  public static final List<String> JVM =
       List.of("-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:MaxMetaspaceSize=96m", "-Xss512k",
           "-XX:TrimNativeHeapInterval=5000", "-XX:-UsePerfData");
 
