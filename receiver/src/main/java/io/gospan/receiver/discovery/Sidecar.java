@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * <p>A process's exit reaches the listener on the polling thread, after every event the process
  * wrote before it died: discovery finds an exit by a {@code /proc} scan, while the process's last
  * events (a short-lived client's trailers) may still wait in the ring buffer (up to {@link
- * #POLL_MILLIS}); ending its spans at the exit first would make them incomplete ({@code
+ * #POLL_MILLIS}, {@link #IDLE_POLL_MILLIS} after an idle spell); ending its spans at the exit first would make them incomplete ({@code
  * process_exited}) and lose the events that follow.
  */
 public final class Sidecar implements AutoCloseable {
@@ -27,8 +27,20 @@ public final class Sidecar implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Sidecar.class);
 
   /** The longest an event waits in the ring buffer before it is read (records below the
-   * wakeup threshold do not wake the reader). */
+   * wakeup threshold do not wake the reader) while records arrive. */
   static final int POLL_MILLIS = 20;
+
+  /**
+   * The longest the first record waits once nothing was read for {@link #IDLE_AFTER_NANOS}: an
+   * idle reader wakes 5 times a second instead of 50 (each wake-up costs ~60 µs of CPU on a VM,
+   * docs/benchmarks.md "What wakes the idle sidecar"). The BPF side still wakes the reader at
+   * once when its wakeup threshold is reached, so a burst after an idle spell loses nothing; the
+   * first records after it (and an exec notice, which never wakes the reader) wait up to this.
+   */
+  static final int IDLE_POLL_MILLIS = 200;
+
+  /** How long without any record (event or exec notice) before the reader polls every {@link #IDLE_POLL_MILLIS}. */
+  static final long IDLE_AFTER_NANOS = 5_000_000_000L;
 
   /**
    * @param headerNames header names captured
@@ -205,9 +217,13 @@ public final class Sidecar implements AutoCloseable {
   }
 
   private void pollLoop() {
+    long lastRecord = System.nanoTime();
     while (running) {
       try {
-        probes.poll(POLL_MILLIS);
+        boolean idle = System.nanoTime() - lastRecord > IDLE_AFTER_NANOS;
+        if (probes.poll(idle ? IDLE_POLL_MILLIS : POLL_MILLIS) > 0) {
+          lastRecord = System.nanoTime();
+        }
         deliverExits();
       } catch (RuntimeException e) {
         LOG.error("polling the ring buffer failed; retrying", e);

@@ -406,13 +406,14 @@ public final class GrpcProbes implements AutoCloseable {
   /**
    * Waits up to {@code timeoutMs} for a wakeup (sent only once a quarter of the ring buffer is
    * used), then hands every record available to the sink, woken or not; returns records read.
-   * Call it in a loop with a short timeout (the longest time an event may wait).
+   * Call it in a loop with a short timeout (the longest time an event may wait). Returns the
+   * records read, exec notices included.
    */
   public int poll(int timeoutMs) {
     int n = ringBuffer.poll(timeoutMs) + ringBuffer.consume();
     RingBuffer x = execs;
     if (x != null) {
-      x.consume();
+      n += x.consume();
     }
     return n;
   }

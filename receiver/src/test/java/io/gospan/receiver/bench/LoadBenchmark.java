@@ -35,11 +35,13 @@ public final class LoadBenchmark {
    * with ({@code RecommendedJvmSettingsTest} checks that the three agree). {@code
    * TrimNativeHeapInterval} (ms; a product flag since JDK 17.0.9): the JVM returns the C heap's
    * free memory to the kernel ({@code malloc_trim}) every 5 s, so what the JIT compilers' arenas
-   * freed stops counting in the RSS.
+   * freed stops counting in the RSS. {@code -XX:-UsePerfData}: no {@code hsperfdata} counters,
+   * whose sampling woke the JVM's periodic task thread 20 times a second (a third of the idle
+   * sidecar's wake-ups; {@code jcmd <pid>} still works, {@code jps}/{@code jstat} do not see it).
    */
-  static final List<String> JVM =
+  public static final List<String> JVM =
       List.of("-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:MaxMetaspaceSize=96m", "-Xss512k",
-          "-XX:TrimNativeHeapInterval=5000");
+          "-XX:TrimNativeHeapInterval=5000", "-XX:-UsePerfData");
 
   /**
    * The environment of the sidecar's JVM, as {@code receiver/Dockerfile} sets it: glibc's malloc
@@ -125,13 +127,13 @@ public final class LoadBenchmark {
     }
   }
 
-  public static void main(String[] args) throws Exception {
-    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
-    Path dir = ExampleApps.build();
-    // -Dgospan.bench.jars=label=path,label2=path2 measures several builds alternating in the same run
-    // (per round and workload: without gospan, then each build in turn); default: this build's jar.
-    // -Dgospan.bench.jvm.LABEL="-Xmx128m ... NAME=VALUE": that build's JVM options and environment
-    // (words without a leading '-' are environment variables) instead of JVM and ENV.
+  /**
+   * The builds to measure: {@code -Dgospan.bench.jars=label=path,label2=path2} measures several
+   * builds alternating in the same run; default: this build's jar. {@code
+   * -Dgospan.bench.jvm.LABEL="-Xmx128m ... NAME=VALUE"}: that build's JVM options and environment
+   * (words without a leading '-' are environment variables) instead of {@link #JVM} and {@link #ENV}.
+   */
+  static Map<String, Build> builds() {
     Map<String, Path> jars = new LinkedHashMap<>();
     String jarsProperty = System.getProperty("gospan.bench.jars");
     if (jarsProperty == null || jarsProperty.isBlank()) {
@@ -163,17 +165,33 @@ public final class LoadBenchmark {
       }
       builds.put(jar.getKey(), new Build(jar.getValue(), List.copyOf(jvm), Map.copyOf(env)));
     }
+    return builds;
+  }
+
+  /**
+   * The sidecar's configuration: {@code exporter} ({@code otlp} to {@code receiver}), the telemetry
+   * endpoint on {@link #TELEMETRY_PORT}, only the programs in {@code dir} traced (the machine may
+   * run other Go gRPC programs).
+   */
+  static String configYaml(Path dir, String exporter, CountingOtlpReceiver receiver) throws IOException {
+    return "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\n"
+        + (receiver != null ? "  otlp:\n    endpoint: " + receiver.endpoint() + "\n" : "")
+        + "metrics:\n  enabled: false\n"
+        + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n"
+        + "discovery:\n  instrument:\n    - exe_path: \"" + dir.toRealPath() + "/*\"\n";
+  }
+
+  public static void main(String[] args) throws Exception {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
+    Path dir = ExampleApps.build();
+    Map<String, Build> builds = builds();
     Path config = Files.createTempFile("gospan-bench", ".yaml");
     // -Dgospan.bench.exporter=otlp (the default) exports over OTLP/gRPC to a receiver in this JVM
     // that only counts; =file writes OTLP JSON to /dev/null; =none leaves the span encoding out
     String exporter = System.getProperty("gospan.bench.exporter", "otlp");
     CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
     // only the benchmark's own programs are traced: the machine may run other Go gRPC programs
-    Files.writeString(config, "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\n"
-        + (receiver != null ? "  otlp:\n    endpoint: " + receiver.endpoint() + "\n" : "")
-        + "metrics:\n  enabled: false\n"
-        + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n"
-        + "discovery:\n  instrument:\n    - exe_path: \"" + dir.toRealPath() + "/*\"\n");
+    Files.writeString(config, configYaml(dir, exporter, receiver));
     receiverSpans = receiver != null ? receiver.spans : null;
     // -Dgospan.bench.floor=false leaves out the empty-uprobes runs
     boolean floor = Boolean.parseBoolean(System.getProperty("gospan.bench.floor", "true"));
@@ -463,11 +481,13 @@ public final class LoadBenchmark {
 
   /**
    * Spans dropped on a full export queue: the SDK's {@code otel.sdk.processor.span.processed}
-   * with {@code error.type=queue_full}, or the metric of builds before the SDK's batch processor.
+   * with {@code error.type=queue_full}, or the metric of builds before the SDK's batch processor;
+   * and the whole traces shed while the sidecar was behind ({@code gospan.spans.dropped{reason=shed}}).
    */
   static double dropped(String body) {
     return sum(body, "otel_sdk_processor_span_processed_span_total", "queue_full")
-        + sum(body, "gospan_spans_dropped_total", "queue_full");
+        + sum(body, "gospan_spans_dropped_total", "queue_full")
+        + sum(body, "gospan_spans_dropped_total", "\"shed\"");
   }
 
   static double lost(String body) {

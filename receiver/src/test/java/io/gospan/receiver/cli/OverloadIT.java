@@ -58,9 +58,8 @@ class OverloadIT {
    * (README, "Local"; docs/reliability.md has what it is made of).
    */
   static final long RSS_BOUND_MIB = 224;
-  /** The README's recommended JVM settings (README, "Local"). */
-  static final List<String> JVM_FLAGS = List.of("-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:MaxMetaspaceSize=96m",
-      "-Xss512k", "-XX:TrimNativeHeapInterval=5000");
+  /** The README's recommended JVM settings (README, "Local"; RecommendedJvmSettingsTest keeps them equal). */
+  static final List<String> JVM_FLAGS = io.gospan.receiver.bench.LoadBenchmark.JVM;
 
   /**
    * An OTLP/gRPC collector that counts what it gets: spans, and per trace id its client and server

@@ -127,4 +127,35 @@ class PipelineTest {
           .isEqualTo("timeout");
     }
   }
+
+  /**
+   * Once no event came for a while the expiry timer runs rarely (an idle sidecar wakes less), and
+   * the next event brings the 100 ms period back at once: a stream started after the idle spell
+   * still times out within a period of its timeout, not an idle period later.
+   */
+  @Test
+  void anEventAfterAnIdleSpellBringsTheExpiryPeriodBack() throws InterruptedException {
+    Collecting exporter = new Collecting();
+    Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata())
+        .expiryIdle(java.time.Duration.ofSeconds(2), java.time.Duration.ofSeconds(30))
+        .build();
+    try {
+      Thread.sleep(2500); // idle: the timer's next run is 30 s away
+      p.registerProcess(new ProcessInfo(Events.SERVER_PID, null, "go1.23.0"));
+      Events conn = new Events(40000);
+      long started = System.nanoTime();
+      p.accept(conn.serverStart(1, p.clock().monotonicNow()));
+      assertThat(p.assembler().inFlight()).isEqualTo(1);
+      while (p.assembler().inFlight() > 0 && System.nanoTime() - started < 10_000_000_000L) {
+        Thread.sleep(10);
+      }
+      long endedMillis = (System.nanoTime() - started) / 1_000_000;
+      // streams.timeout 1 s, the 100 ms period (and a loaded machine's scheduling) on top; the
+      // timer stays at 100 ms for 2 s after the event
+      assertThat(p.assembler().inFlight()).isZero();
+      assertThat(endedMillis).isBetween(1000L, 3000L);
+    } finally {
+      p.close();
+    }
+  }
 }
