@@ -98,7 +98,6 @@ public final class InspectCommand implements Callable<Integer> {
     }
   }
 
-  /** Text that may come from the binary (or its file name), with non-printable characters escaped. */
   /** Where an at-returns probe attaches: emulated jumps before its RETs (the result's stack slot), or the RETs. */
   private static String atReturns(BinaryInspection inspection, BinaryInspection.ProbePlan plan) {
     BinaryInspection.Returns r = plan.probe() == Probe.HTTP2_CLIENT_NEW_STREAM
@@ -111,6 +110,7 @@ public final class InspectCommand implements Callable<Integer> {
         + (r != null && r.whyRets() != null ? ": " + esc(r.whyRets()) : "") + ")";
   }
 
+  /** Text that may come from the binary (or its file name), with non-printable characters escaped. */
   private static String esc(Object text) {
     return Printable.escape(text);
   }

@@ -68,8 +68,9 @@ public final class BinaryInspection {
    * @param function its function's entry, null when the binary lacks it
    * @param reason why it is not attached ({@link Action#REFUSE}, {@link Action#ABSENT}), else null
    * @param returns for a probe attached at its function's returns ({@link Probe#atReturns()}) and
-   *     not refused: the file offsets of the function's {@code RET} instructions, one uprobe each
-   *     (decoded with {@link FunctionCode}); for a probe attached past its function's guard ({@link
+   *     not refused: the file offsets it is attached at, one uprobe each (NewStream: the emulated jumps
+   *     before its RETs, {@link ResultPlaces}, else its {@code RET} instructions, decoded with {@link
+   *     FunctionCode}); for a probe attached past its function's guard ({@link
    *     Probe#pastGuard()}): the one file offset there; empty otherwise
    */
   public record ProbePlan(Probe probe, GoFunction function, Action action, String reason, List<Long> returns) {
@@ -216,8 +217,8 @@ public final class BinaryInspection {
   }
 
   /**
-   * @param returns for a probe at its function's returns: the RETs' file offsets ({@code
-   *     List<Long>}), or why the function's code could not be decoded ({@code String})
+   * @param returns for a probe at its function's returns: where ({@link Returns}); past a guard: the
+   *     one file offset ({@code List<Long>}); or why the function's code could not be decoded ({@code String})
    */
   private static ProbePlan plan(Probe probe, OffsetsResolution r, boolean registerAbi, Object returns) {
     if (r == null) {
@@ -248,11 +249,6 @@ public final class BinaryInspection {
   }
 
   /**
-   * The file offsets of the RET instructions of each at-returns probe's function ({@link
-   * Probe#atReturns()}), decoded with Capstone ({@link FunctionCode}); a one-line reason instead
-   * when the code cannot be decoded.
-   */
-  /**
    * Where an at-returns probe goes.
    *
    * @param offsets file offsets, one uprobe each
@@ -266,6 +262,11 @@ public final class BinaryInspection {
     }
   }
 
+  /**
+   * Where each at-returns probe ({@link Probe#atReturns()}) and past-guard probe goes: a {@link Returns}
+   * (NewStream: {@link ResultPlaces}; others: the RET instructions, {@link FunctionCode}) or, past a
+   * guard, a one-element {@code List<Long>}; a one-line reason instead when the code cannot be decoded.
+   */
   private static Map<Probe, Object> returns(GoBinary b, OffsetsResolution r) {
     Map<Probe, Object> out = new EnumMap<>(Probe.class);
     if (r == null) {
