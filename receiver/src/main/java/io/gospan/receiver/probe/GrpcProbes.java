@@ -393,7 +393,7 @@ public final class GrpcProbes implements AutoCloseable {
     ByteBuffer code = ByteBuffer.allocate(n);
     try (FileChannel ch = FileChannel.open(binary, StandardOpenOption.READ)) {
       while (code.hasRemaining() && ch.read(code, entryFileOffset + code.position()) > 0) {
-        // read up to 32 bytes of the function's first instructions
+        // read up to n bytes of the function's first instructions
       }
     } catch (IOException e) {
       throw new io.gospan.receiver.bpf.BpfException("reading the code at 0x" + Long.toHexString(entryFileOffset) + " of " + binary + " failed: " + e, jnr.constants.platform.Errno.EIO.intValue());
