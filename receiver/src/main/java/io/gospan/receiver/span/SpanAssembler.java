@@ -904,7 +904,13 @@ public final class SpanAssembler {
       startClient(s, now);
     }
     OrphanEnd orphan = orphanEnds.remove(key);
-    if (orphan != null) {
+    if (orphan != null && s.side == Side.SERVER && orphan.event().monotonicNs() < s.startNs) {
+      // A server stream ends after it starts (writeStatus runs in the handler operateHeaders started), so
+      // an earlier end is an earlier stream's under the same key: grpc-go calls writeStatus again for a
+      // stream already done (it returns at its guard, past the probe), and a closed connection's address
+      // is reused by the next one, whose first stream is 1 again.
+      unmatched.add(1);
+    } else if (orphan != null) {
       update(s, orphan.event(), now);
     }
   }

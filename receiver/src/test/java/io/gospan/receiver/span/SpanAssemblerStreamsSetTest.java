@@ -172,6 +172,23 @@ class SpanAssemblerStreamsSetTest {
   }
 
   @Test
+  void aSecondWriteStatusDoesNotEndTheNextStreamUnderTheSameKey() {
+    // grpc-go v1.33 called WriteStatus again for a stream already done ("context canceled"); the next
+    // connection got the freed one's address, and its first stream is 1 again (EtcdGrpcProxyIT in CI)
+    feed(hop.serverStart(1, t0), hop.serverWriteStatus(1, t0 + MS, 0, ""),
+        hop.serverWriteStatus(1, t0 + 2 * MS, 2, "context canceled"),
+        hop.serverStart(1, t0 + 3 * MS), hop.serverWriteStatus(1, t0 + 5 * MS, 0, ""));
+    waitMillis(10_000);
+    List<SpanData> servers = out.stream().filter(f -> f.side() == Side.SERVER).map(FinishedSpan::span).toList();
+    assertThat(servers).as("%s", out).hasSize(2);
+    for (SpanData s : servers) {
+      assertThat(s.getAttributes().get(AttributeKey.stringKey("rpc.response.status_code"))).isEqualTo("OK");
+    }
+    assertThat(servers.stream().mapToLong(s -> s.getEndEpochNanos() - s.getStartEpochNanos()).sorted().toArray())
+        .containsExactly(MS, 2 * MS);
+  }
+
+  @Test
   void aCloseStreamBeforeItsNewStreamEndsTheSpanWhenTheStartComes() {
     // the reader may close a stream (RST_STREAM, a trailers-only reply) before the caller's NewStream returns
     feed(hop.clientCloseStream(1, t0 + 2 * MS, 8, "too many"), hop.clientNewStream(1, t0 + MS));
