@@ -86,6 +86,17 @@ static __always_inline int stack_check_taken(struct pt_regs *ctx)
 	return (bpf_get_attach_cookie(ctx) & COOKIE_AT_STACK_CHECK) && go_stack_check_jumps(ctx);
 }
 
+/* An entry probe's first step: counts the hit; true when it is to be skipped, a hit on a stack-check `jbe`
+ * about to grow the stack (counted `skipped`: the call's own hit comes after the stack grows). */
+static __always_inline int entry_hit_skipped(struct pt_regs *ctx, enum gospan_probe probe)
+{
+	count(probe, COUNTER_HITS);
+	if (!stack_check_taken(ctx))
+		return 0;
+	count(probe, COUNTER_SKIPPED);
+	return 1;
+}
+
 /* The offsets of the current binary, or NULL; fills *key and *bin (if given). */
 static __always_inline const struct go_offsets *current_offsets(struct pt_regs *ctx, struct exe_key *key,
 								struct binary **bin)

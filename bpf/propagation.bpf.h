@@ -123,11 +123,8 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 	__u64 t = 0, stream = 0, s, conn = 0, goid;
 	__u32 id = 0;
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);

@@ -47,11 +47,8 @@ static __always_inline int process_headers(struct pt_regs *ctx, int nethttp)
 	struct exe_key exe = {};
 	struct binary *bin = NULL;
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -86,11 +83,8 @@ static __always_inline int write_res_headers(struct pt_regs *ctx, int nethttp)
 	__u32 stream_id = 0, zero = 0;
 	__u8 end_stream = 0;
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -138,11 +132,8 @@ static __always_inline int write_field(struct pt_regs *ctx, int nethttp)
 	struct go_string name = {}, value = {};
 	char name_buf[GOSPAN_NAME_LEN];
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -213,11 +204,8 @@ static __always_inline int write_header_block(struct pt_regs *ctx, int nethttp)
 	struct header_event *e;
 	__u64 sc = 0;
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, NULL);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);

@@ -113,11 +113,8 @@ int uprobe_http2_server_write_status(struct pt_regs *ctx)
 	__u64 t = 0, ss = 0, st = 0, s, goid;
 	__u32 id = 0;
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);

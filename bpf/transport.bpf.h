@@ -23,11 +23,8 @@ int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 	struct exe_key exe = {};
 	struct binary *bin = NULL;
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
@@ -94,11 +91,8 @@ static __always_inline int operate_headers(struct pt_regs *ctx, enum gospan_prob
 	struct exe_key exe = {};
 	struct binary *bin = NULL;
 
-	count(probe, COUNTER_HITS);
-	if (stack_check_taken(ctx)) {
-		count(probe, COUNTER_SKIPPED); /* the call's hit comes after the stack grows */
+	if (entry_hit_skipped(ctx, probe))
 		return 0;
-	}
 	off = current_offsets(ctx, &exe, &bin);
 	if (!off) {
 		count(probe, COUNTER_NO_OFFSETS);
