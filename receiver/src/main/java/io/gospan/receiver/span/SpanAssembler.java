@@ -199,6 +199,17 @@ public final class SpanAssembler {
    * proximity (the server's start within the client span) tells a reused client port apart.
    */
   private record FlowKey(SocketPair.Endpoint clientEnd, int streamId) {
+    /**
+     * Mixed: the default combination ({@code 31 × endpoint + stream id}) puts the streams of a
+     * client's few connections, whose ports (and so endpoint hashes) are close and whose stream ids
+     * are consecutive odd numbers, into the same few hash buckets.
+     */
+    @Override
+    public int hashCode() {
+      long h = (clientEnd.hashCode() * 0x9E3779B97F4A7C15L + streamId) * 0x9E3779B97F4A7C15L;
+      return (int) (h ^ (h >>> 32));
+    }
+
     static FlowKey of(Side side, SocketPair s, int streamId) {
       if (s == null) {
         return null;
