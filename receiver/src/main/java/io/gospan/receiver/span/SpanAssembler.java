@@ -13,9 +13,11 @@ import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.metrics.LongCounter;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanId;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceId;
 import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
@@ -249,6 +251,26 @@ public final class SpanAssembler {
       this.startNs = startNs;
     }
 
+    /**
+     * A decided node made again from an ended span's ids (see {@link ClientRecord}), to link to
+     * or answer about; never indexed anywhere (it has no key).
+     */
+    static Node decided(long traceIdHigh, long traceIdLow, long spanId) {
+      Node n = new Node(null, SpanId.fromLong(spanId), Long.MIN_VALUE);
+      n.traceId = TraceId.fromLongs(traceIdHigh, traceIdLow);
+      return n;
+    }
+
+    /** The high (0) or low (1) half of its decided trace id (16 bytes as 32 hex digits, W3C trace context). */
+    long traceIdHalf(int half) {
+      return Long.parseUnsignedLong(traceId, half * 16, half * 16 + 16, 16);
+    }
+
+    /** Its span id (8 bytes as 16 hex digits). */
+    long spanIdBits() {
+      return Long.parseUnsignedLong(spanId, 0, 16, 16);
+    }
+
     boolean undecided() {
       return traceId == null;
     }
@@ -258,7 +280,33 @@ public final class SpanAssembler {
     }
   }
 
-  private record ClientRecord(Node node, Stream stream, long startNs, long endNs, long retainUntil) {
+  /**
+   * A client stream findable by its flow: in flight ({@code node} and {@code stream} set), or
+   * ended. An ended one whose trace id was final at its end keeps its trace and span ids as
+   * numbers instead ({@code node} and {@code stream} null; the ids 0 otherwise): at high rates
+   * thousands of ended spans are kept for {@code link_wait}, and every object kept that long is
+   * copied and promoted by the collector (AssemblerMemoryTest: a call remembered at both ends
+   * keeps ~300 bytes so, ~770 with its nodes and streams).
+   */
+  private record ClientRecord(
+      Node node, Stream stream, long startNs, long endNs, long retainUntil, long traceIdHigh, long traceIdLow, long spanId) {
+    ClientRecord(Node node, Stream stream, long startNs, long endNs, long retainUntil) {
+      this(node, stream, startNs, endNs, retainUntil, 0, 0, 0);
+    }
+
+    /** The ended client stream {@code rec}, kept until {@code retainUntil}. */
+    static ClientRecord ended(ClientRecord rec, long endNs, long retainUntil) {
+      Node n = rec.node();
+      return n.undecided()
+          ? new ClientRecord(n, rec.stream(), rec.startNs(), endNs, retainUntil)
+          : new ClientRecord(null, null, rec.startNs(), endNs, retainUntil, n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits());
+    }
+
+    /** Its node, or a decided node made from its ids. */
+    Node linkTarget() {
+      return node != null ? node : Node.decided(traceIdHigh, traceIdLow, spanId);
+    }
+
     boolean covers(long serverStartNs) {
       return serverStartNs >= startNs && serverStartNs <= endNs;
     }
@@ -269,8 +317,22 @@ public final class SpanAssembler {
     }
   }
 
-  /** An ended server stream, for StreamParents that arrive after its end. */
-  private record ServerRecord(Node node, long startNs, long endNs, long retainUntil) {}
+  /**
+   * An ended server stream, for StreamParents that arrive after its end: its node while
+   * undecided, else only its ids (see {@link ClientRecord}).
+   */
+  private record ServerRecord(Node node, long startNs, long endNs, long retainUntil, long traceIdHigh, long traceIdLow, long spanId) {
+    static ServerRecord of(Node node, long startNs, long endNs, long retainUntil) {
+      return node.undecided()
+          ? new ServerRecord(node, startNs, endNs, retainUntil, 0, 0, 0)
+          : new ServerRecord(null, startNs, endNs, retainUntil, node.traceIdHalf(0), node.traceIdHalf(1), node.spanIdBits());
+    }
+
+    /** Its node, or a decided node made from its ids. */
+    Node linkTarget() {
+      return node != null ? node : Node.decided(traceIdHigh, traceIdLow, spanId);
+    }
+  }
 
   /** A StreamParent whose client stream has not started (as far as events tell). */
   private record PendingParent(StreamParent parent, long expiresAt) {}
@@ -651,7 +713,7 @@ public final class SpanAssembler {
         return unknown;
       }
     }
-    Node n = c.node();
+    Node n = c.linkTarget();
     if (n.undecided()) {
       Node root = n;
       for (int i = 0; root.parent != null && i < 1000; i++) {
@@ -747,7 +809,7 @@ public final class SpanAssembler {
         break;
       }
       it.remove();
-      if (remote != null && c.node().undecided()) {
+      if (remote != null && c.node() != null && c.node().undecided()) {
         if (keep == null) {
           keep = new ArrayList<>();
         }
@@ -943,7 +1005,7 @@ public final class SpanAssembler {
       }
     }
     ClientRecord client = s.flow == null || linkWaitNs == 0 ? null : findClient(s.flow, s.startNs);
-    if (client != null) {
+    if (client != null && client.stream() != null) { // else ended and emitted: nothing left to update
       requestHeadersSeen(client.stream(), s);
     }
     if (s.remoteParent != null) {
@@ -951,7 +1013,7 @@ public final class SpanAssembler {
     } else if (s.flow == null || linkWaitNs == 0) {
       root(node);
     } else {
-      if (client == null || !link(node, client.node(), false, 0)) {
+      if (client == null || !link(node, client.linkTarget(), false, 0)) {
         open(node, now);
         node.flow = s.flow;
         openServers.put(s.flow, node); // a reused flow: the older one stays open, unindexed
@@ -1060,7 +1122,7 @@ public final class SpanAssembler {
     } else {
       ServerRecord ended = recentServers.get(parentKey);
       if (ended != null) {
-        parent = ended.startNs() <= createdNs && createdNs <= ended.endNs() ? ended.node() : null;
+        parent = ended.startNs() <= createdNs && createdNs <= ended.endNs() ? ended.linkTarget() : null;
       } else {
         Node stub = stubs.get(parentKey);
         if (stub == null) {
@@ -1209,7 +1271,7 @@ public final class SpanAssembler {
         oldest.next();
         oldest.remove();
       }
-      ServerRecord rec = new ServerRecord(s.node, s.startNs, endNs, now + linkWaitNs);
+      ServerRecord rec = ServerRecord.of(s.node, s.startNs, endNs, now + linkWaitNs);
       if (recentServers.put(s.key, rec) != null) { // re-insert: the map stays in retention order
         recentServers.remove(s.key);
         recentServers.put(s.key, rec);
@@ -1230,7 +1292,7 @@ public final class SpanAssembler {
     }
     // kept link_wait after its end, and the remote extra wait more when other gospans may ask: an
     // open client span is decided link_wait after its start at the latest, and must be findable then
-    ClientRecord ended = new ClientRecord(rec.node(), rec.stream(), rec.startNs(), endNs, now + Math.max(linkWaitNs, remoteWaitNs));
+    ClientRecord ended = ClientRecord.ended(rec, endNs, now + Math.max(linkWaitNs, remoteWaitNs));
     if (recentClients.put(s.flow, ended) != null) { // re-insert: the map stays in retention order
       recentClients.remove(s.flow);
       recentClients.put(s.flow, ended);

@@ -74,6 +74,45 @@ class AssemblerMemoryTest {
     assertThat(a).isNotNull(); // keeps the assembler reachable until here
   }
 
+  /** What a call traced at both ends keeps after it ended: its client and server remembered for late events and questions. */
+  static final long REMEMBERED_CALL_BOUND = 400;
+
+  /**
+   * Both ends of a call ended, linked and exported: span assembly still remembers the client by
+   * its flow and the server by its key for {@code link_wait} (late server starts, StreamParents,
+   * other gospans' questions), at most {@code streams.max_pending_links} of each. At high rates
+   * the cap is reached, and whatever they keep is copied and promoted by the collector: they keep
+   * ids as numbers, not the nodes and streams.
+   */
+  @Test
+  void aRememberedCallKeepsItsIdsNotItsObjects() throws Exception {
+    int n = 20_000;
+    TestClock time = new TestClock();
+    List<FinishedSpan> exported = new ArrayList<>();
+    SpanAssembler a = new SpanAssembler(new SpanAssembler.Settings(Duration.ofMinutes(2), 100_000, Duration.ofSeconds(2),
+        100_000, RpcSemconv.Mode.STABLE, Set.of()), MonotonicClock.of(time), new FakeMetadata(),
+        SdkMeterProvider.builder().build().get("t"), f -> {
+          if (exported.size() < 2) {
+            exported.add(f); // the first call's two spans, to check they were linked
+          }
+        }, IdGenerator.random());
+    Events conn = new Events(40000);
+    long before = usedHeapAfterGc();
+    for (int i = 0; i < n; i++) {
+      int stream = 2 * i + 1;
+      a.accept(conn.clientStart(stream, time.now));
+      a.accept(conn.serverStart(stream, time.now + 10));
+      a.accept(conn.serverTrailersOnly(stream, time.now + 20, 0, null));
+      a.accept(conn.clientTrailersOnly(stream, time.now + 30, 0, null));
+    }
+    long remembered = usedHeapAfterGc() - before;
+    System.out.printf("span assembly: %d bytes per remembered call (%d calls)%n", remembered / n, n);
+    assertThat(a.inFlight()).isZero();
+    assertThat(exported).hasSize(2);
+    assertThat(exported.get(0).span().getTraceId()).isEqualTo(exported.get(1).span().getTraceId());
+    assertThat(remembered / n).as("bytes per remembered call").isLessThanOrEqualTo(REMEMBERED_CALL_BOUND);
+  }
+
   /** The largest start a record can carry: 10 fields (GOSPAN_MAX_FIELDS), each value 124 bytes, all kept. */
   @Test
   void anInFlightStreamWithTheLargestStartStaysWithinItsDocumentedBytes() throws Exception {
