@@ -488,6 +488,21 @@ class SpanAssemblerTest {
     assertThat(counter(AssemblyMetrics.EVENTS_UNMATCHED)).isZero();
   }
 
+  /**
+   * A server start read after its client's end (the events of the two processes read out of
+   * order) links to the client from what is remembered of it once it ended: its ids as numbers.
+   */
+  @Test
+  void aServerStartReadAfterItsClientEndedLinksByTheRememberedIds() {
+    feed(conn.clientStart(1, t0), conn.clientTrailersOnly(1, t0 + 4 * MS, 0, null));
+    SpanData client = only(SpanKind.CLIENT);
+    feed(conn.serverStart(1, t0 + MS), conn.serverTrailersOnly(1, t0 + 3 * MS, 0, null));
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(server.getTraceId()).isEqualTo(client.getTraceId());
+    assertThat(server.getParentSpanId()).isEqualTo(client.getSpanId());
+    assertThat(server.getParentSpanContext().isRemote()).isTrue();
+  }
+
   @Test
   void serverWithNoTracedClientIsReleasedAsRootAfterLinkWait() {
     feed(conn.serverStart(1, t0), conn.serverTrailers(1, t0 + MS, 0, null));
