@@ -286,25 +286,17 @@ public final class SpanAssembler {
   }
 
   /**
-   * A client stream findable by its flow: in flight ({@code node} and {@code stream} set), or
-   * ended. An ended one whose trace id was final at its end keeps its trace and span ids as
-   * numbers instead ({@code node} and {@code stream} null; the ids 0 otherwise): at high rates
-   * thousands of ended spans are kept for {@code link_wait}, and every object kept that long is
-   * copied and promoted by the collector (AssemblerMemoryTest: a call remembered at both ends
-   * keeps ~300 bytes so, ~770 with its nodes and streams).
+   * A client stream findable by its flow: in flight ({@code node} and {@code stream} set, ids 0),
+   * or ended, as {@link RecentEnds} keeps it: its node and stream while its trace id is
+   * undecided, else only its trace and span ids as numbers ({@code node} and {@code stream} null).
+   * At high rates thousands of ended spans are kept for {@code link_wait}, and every object kept
+   * that long is copied and promoted by the collector (AssemblerMemoryTest: a call remembered at
+   * both ends kept ~770 bytes of objects as nodes and streams in maps).
    */
   private record ClientRecord(
       Node node, Stream stream, long startNs, long endNs, long retainUntil, long traceIdHigh, long traceIdLow, long spanId) {
     ClientRecord(Node node, Stream stream, long startNs, long endNs, long retainUntil) {
       this(node, stream, startNs, endNs, retainUntil, 0, 0, 0);
-    }
-
-    /** The ended client stream {@code rec}, kept until {@code retainUntil}. */
-    static ClientRecord ended(ClientRecord rec, long endNs, long retainUntil) {
-      Node n = rec.node();
-      return n.undecided()
-          ? new ClientRecord(n, rec.stream(), rec.startNs(), endNs, retainUntil)
-          : new ClientRecord(null, null, rec.startNs(), endNs, retainUntil, n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits());
     }
 
     /** Its node, or a decided node made from its ids. */
@@ -324,15 +316,10 @@ public final class SpanAssembler {
 
   /**
    * An ended server stream, for StreamParents that arrive after its end: its node while
-   * undecided, else only its ids (see {@link ClientRecord}).
+   * undecided, else only its ids (see {@link ClientRecord}); made from {@link #recentServers} when
+   * one is looked up.
    */
   private record ServerRecord(Node node, long startNs, long endNs, long retainUntil, long traceIdHigh, long traceIdLow, long spanId) {
-    static ServerRecord of(Node node, long startNs, long endNs, long retainUntil) {
-      return node.undecided()
-          ? new ServerRecord(node, startNs, endNs, retainUntil, 0, 0, 0)
-          : new ServerRecord(null, startNs, endNs, retainUntil, node.traceIdHalf(0), node.traceIdHalf(1), node.spanIdBits());
-    }
-
     /** Its node, or a decided node made from its ids. */
     Node linkTarget() {
       return node != null ? node : Node.decided(traceIdHigh, traceIdLow, spanId);
@@ -417,8 +404,10 @@ public final class SpanAssembler {
 
   private final LinkedHashMap<StreamKey, Stream> streams = new LinkedHashMap<>();
   private final Map<FlowKey, ClientRecord> inFlightClients = new HashMap<>();
-  private final LinkedHashMap<FlowKey, ClientRecord> recentClients = new LinkedHashMap<>();
-  private final LinkedHashMap<StreamKey, ServerRecord> recentServers = new LinkedHashMap<>();
+  /** Ended client streams by flow: key (stream id, 0, the client's endpoint). */
+  private final RecentEnds recentClients;
+  /** Ended server streams by key: (connection, pid << 32 | stream id, none). */
+  private final RecentEnds recentServers;
   /** Open server nodes by flow: a client start links the one it covers. */
   private final Map<FlowKey, Node> openServers = new HashMap<>();
   /** Open client nodes by key: a StreamParent links the one it names. */
@@ -506,6 +495,8 @@ public final class SpanAssembler {
     this.timeoutNs = settings.timeout().toNanos();
     this.linkWaitNs = settings.linkWait().toNanos();
     this.maxPending = settings.maxPendingLinks();
+    this.recentClients = new RecentEnds(Math.max(1, maxPending));
+    this.recentServers = new RecentEnds(Math.max(1, maxPending));
     int servingBound = Math.max(1, maxPending);
     this.servingPids =
         new LinkedHashMap<>(16, 0.75f, true) {
@@ -739,7 +730,7 @@ public final class SpanAssembler {
     long t = serverStartEpochNanos - clock.offsetNanos();
     ClientRecord c = inFlightClients.get(key);
     if (c == null || !c.covers(t, toleranceNanos)) {
-      c = recentClients.get(key);
+      c = recentClient(key);
       if (c == null || !c.covers(t, toleranceNanos)) {
         return unknown;
       }
@@ -811,11 +802,8 @@ public final class SpanAssembler {
       it.remove();
       countParent(NO_CLIENT);
     }
-    for (Iterator<ServerRecord> it = recentServers.values().iterator(); it.hasNext(); ) {
-      if (it.next().retainUntil() > now) {
-        break;
-      }
-      it.remove();
+    for (int slot; (slot = recentServers.oldest()) >= 0 && recentServers.retainUntil(slot) <= now; ) {
+      recentServers.removeOldest();
     }
     for (Iterator<OrphanEnd> it = orphanEnds.values().iterator(); it.hasNext(); ) {
       if (it.next().releaseAt() > now) {
@@ -833,23 +821,20 @@ public final class SpanAssembler {
    */
   private void expireClients(long now) {
     List<Map.Entry<FlowKey, ClientRecord>> keep = null;
-    for (Iterator<Map.Entry<FlowKey, ClientRecord>> it = recentClients.entrySet().iterator(); it.hasNext(); ) {
-      Map.Entry<FlowKey, ClientRecord> e = it.next();
-      ClientRecord c = e.getValue();
-      if (c.retainUntil() > now) {
-        break;
-      }
-      it.remove();
-      if (remote != null && c.node() != null && c.node().undecided()) {
+    for (int slot; (slot = recentClients.oldest()) >= 0 && recentClients.retainUntil(slot) <= now; ) {
+      if (remote != null && recentClients.node(slot) instanceof Node n && n.undecided()) {
         if (keep == null) {
           keep = new ArrayList<>();
         }
-        keep.add(Map.entry(e.getKey(), new ClientRecord(c.node(), c.stream(), c.startNs(), c.endNs(), now + remoteWaitNs)));
+        FlowKey flow = new FlowKey((SocketPair.Endpoint) recentClients.keyRef(slot), (int) recentClients.keyA(slot));
+        keep.add(Map.entry(flow, new ClientRecord(n, (Stream) recentClients.stream(slot), recentClients.startNs(slot),
+            recentClients.endNs(slot), now + remoteWaitNs)));
       }
+      recentClients.removeOldest();
     }
     if (keep != null) {
       for (Map.Entry<FlowKey, ClientRecord> e : keep) {
-        recentClients.put(e.getKey(), e.getValue());
+        rememberClient(e.getKey(), e.getValue(), e.getValue().endNs(), e.getValue().retainUntil());
       }
     }
   }
@@ -1151,7 +1136,7 @@ public final class SpanAssembler {
     if (server != null) {
       parent = server.startNs <= createdNs ? server.node : null;
     } else {
-      ServerRecord ended = recentServers.get(parentKey);
+      ServerRecord ended = recentServer(parentKey);
       if (ended != null) {
         parent = ended.startNs() <= createdNs && createdNs <= ended.endNs() ? ended.linkTarget() : null;
       } else {
@@ -1297,15 +1282,13 @@ public final class SpanAssembler {
       return;
     }
     if (s.side == Side.SERVER) {
-      if (recentServers.size() >= maxPending) {
-        Iterator<ServerRecord> oldest = recentServers.values().iterator();
-        oldest.next();
-        oldest.remove();
-      }
-      ServerRecord rec = ServerRecord.of(s.node, s.startNs, endNs, now + linkWaitNs);
-      if (recentServers.put(s.key, rec) != null) { // re-insert: the map stays in retention order
-        recentServers.remove(s.key);
-        recentServers.put(s.key, rec);
+      Node n = s.node;
+      long keyB = serverKeyB(s.key);
+      if (n.undecided()) {
+        recentServers.put(s.key.connection(), keyB, null, s.startNs, endNs, now + linkWaitNs, n, null, 0, 0, 0);
+      } else {
+        recentServers.put(s.key.connection(), keyB, null, s.startNs, endNs, now + linkWaitNs, null, null,
+            n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits());
       }
       return;
     }
@@ -1316,18 +1299,49 @@ public final class SpanAssembler {
     if (rec == null) {
       return;
     }
-    if (recentClients.size() >= maxPending) {
-      Iterator<ClientRecord> oldest = recentClients.values().iterator();
-      oldest.next();
-      oldest.remove();
-    }
     // kept link_wait after its end, and the remote extra wait more when other gospans may ask: an
     // open client span is decided link_wait after its start at the latest, and must be findable then
-    ClientRecord ended = ClientRecord.ended(rec, endNs, now + Math.max(linkWaitNs, remoteWaitNs));
-    if (recentClients.put(s.flow, ended) != null) { // re-insert: the map stays in retention order
-      recentClients.remove(s.flow);
-      recentClients.put(s.flow, ended);
+    rememberClient(s.flow, rec, endNs, now + Math.max(linkWaitNs, remoteWaitNs));
+  }
+
+  /**
+   * Remembers the client stream {@code rec} of {@code flow}, ended at {@code endNs}, until {@code
+   * keepUntil}: its node and stream while its trace id is undecided, else its ids as numbers.
+   */
+  private void rememberClient(FlowKey flow, ClientRecord rec, long endNs, long keepUntil) {
+    Node n = rec.node();
+    if (n.undecided()) {
+      recentClients.put(flow.streamId(), 0, flow.clientEnd(), rec.startNs(), endNs, keepUntil, n, rec.stream(), 0, 0, 0);
+    } else {
+      recentClients.put(flow.streamId(), 0, flow.clientEnd(), rec.startNs(), endNs, keepUntil, null, null,
+          n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits());
     }
+  }
+
+  /** The remembered ended client stream of {@code flow}, or null. */
+  private ClientRecord recentClient(FlowKey flow) {
+    int slot = recentClients.find(flow.streamId(), 0, flow.clientEnd());
+    if (slot < 0) {
+      return null;
+    }
+    return new ClientRecord((Node) recentClients.node(slot), (Stream) recentClients.stream(slot), recentClients.startNs(slot),
+        recentClients.endNs(slot), recentClients.retainUntil(slot), recentClients.traceIdHigh(slot),
+        recentClients.traceIdLow(slot), recentClients.spanId(slot));
+  }
+
+  /** The remembered ended server stream {@code key}, or null. */
+  private ServerRecord recentServer(StreamKey key) {
+    int slot = recentServers.find(key.connection(), serverKeyB(key), null);
+    if (slot < 0) {
+      return null;
+    }
+    return new ServerRecord((Node) recentServers.node(slot), recentServers.startNs(slot), recentServers.endNs(slot),
+        recentServers.retainUntil(slot), recentServers.traceIdHigh(slot), recentServers.traceIdLow(slot),
+        recentServers.spanId(slot));
+  }
+
+  private static long serverKeyB(StreamKey key) {
+    return ((long) key.pid() << 32) | (key.streamId() & 0xFFFFFFFFL);
   }
 
   private ClientRecord findClient(FlowKey flow, long serverStartNs) {
@@ -1335,7 +1349,7 @@ public final class SpanAssembler {
     if (c != null && c.covers(serverStartNs)) {
       return c;
     }
-    c = recentClients.get(flow);
+    c = recentClient(flow);
     return c != null && c.covers(serverStartNs) ? c : null;
   }
 

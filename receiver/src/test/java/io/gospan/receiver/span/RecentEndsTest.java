@@ -1,0 +1,118 @@
+package io.gospan.receiver.span;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RecentEnds} against the structure it replaces: a {@link LinkedHashMap} in insertion order,
+ * a key put again moved to the newest place, the eldest dropped beyond the bound. Random operations
+ * on few keys (so keys repeat and probe chains collide), with every bound from 1 to past the
+ * initial ring, compared after each step: size, the oldest entry, and a lookup of every key.
+ */
+class RecentEndsTest {
+  record Key(long a, long b, String ref) {}
+
+  record Value(long start, long end, long keepUntil, long traceHigh, long traceLow, long span, Object node) {}
+
+  @Test
+  void behavesAsAnInsertionOrderedMapBoundedAtItsEntries() {
+    for (int max : new int[] {1, 2, 3, 7, 64, 255, 256, 257, 600, 1000}) {
+      Random r = new Random(max * 31L);
+      RecentEnds t = new RecentEnds(max);
+      LinkedHashMap<Key, Value> model = new LinkedHashMap<>();
+      int keys = Math.max(4, max * 3 / 2);
+      for (int step = 0; step < 20_000; step++) {
+        int op = r.nextInt(10);
+        if (op < 7) {
+          Key k = key(r, keys);
+          Value v = new Value(r.nextLong(), r.nextLong(), step, r.nextLong(), r.nextLong(), r.nextLong(),
+              r.nextBoolean() ? "node" + step : null);
+          t.put(k.a(), k.b(), k.ref(), v.start(), v.end(), v.keepUntil(), v.node(), null, v.traceHigh(), v.traceLow(), v.span());
+          model.remove(k);
+          while (model.size() >= max) {
+            Iterator<Key> it = model.keySet().iterator();
+            it.next();
+            it.remove();
+          }
+          model.put(k, v);
+        } else if (op < 9) {
+          t.removeOldest();
+          if (!model.isEmpty()) {
+            Iterator<Key> it = model.keySet().iterator();
+            it.next();
+            it.remove();
+          }
+        } else if (r.nextInt(200) == 0) {
+          t.clear();
+          model.clear();
+        }
+        check(t, model, keys, r, max, step);
+      }
+    }
+  }
+
+  @Test
+  void keepsNoReferenceToARemovedEntrysObjects() {
+    RecentEnds t = new RecentEnds(4);
+    Object node = new Object();
+    t.put(1, 2, "ref", 0, 0, 0, node, node, 0, 0, 0);
+    t.put(1, 2, "ref", 0, 0, 0, null, null, 1, 2, 3); // replaced
+    t.removeOldest();
+    assertThat(t.size()).isZero();
+    assertThat(t.find(1, 2, "ref")).isEqualTo(-1);
+    for (int i = 0; i < 300; i++) { // past the initial ring: every slot reused or rebuilt
+      t.put(i, 0, null, 0, 0, 0, null, null, 0, 0, 0);
+    }
+    assertThat(t.size()).isEqualTo(4);
+  }
+
+  private static Key key(Random r, int keys) {
+    int k = r.nextInt(keys);
+    // few distinct references, consecutive numbers: hashes close together
+    return new Key(2L * k + 1, k % 3 == 0 ? 0 : 0x7f000001L + k % 5, k % 4 == 0 ? null : "ep" + (k % 7));
+  }
+
+  private static void check(RecentEnds t, LinkedHashMap<Key, Value> model, int keys, Random r, int max, int step) {
+    String at = "bound " + max + ", step " + step;
+    assertThat(t.size()).as(at).isEqualTo(model.size());
+    int oldest = t.oldest();
+    if (model.isEmpty()) {
+      assertThat(oldest).as(at).isEqualTo(-1);
+    } else {
+      Map.Entry<Key, Value> first = model.entrySet().iterator().next();
+      assertThat(oldest).as(at).isGreaterThanOrEqualTo(0);
+      assertThat(t.keyA(oldest)).as(at).isEqualTo(first.getKey().a());
+      assertThat(t.keyB(oldest)).as(at).isEqualTo(first.getKey().b());
+      assertThat(t.keyRef(oldest)).as(at).isEqualTo(first.getKey().ref());
+      assertThat(t.retainUntil(oldest)).as(at).isEqualTo(first.getValue().keepUntil());
+    }
+    if (step % 97 != 0) {
+      return; // every key now and then: the whole content
+    }
+    for (int k = 0; k < keys; k++) {
+      Key key = new Key(2L * k + 1, k % 3 == 0 ? 0 : 0x7f000001L + k % 5, k % 4 == 0 ? null : "ep" + (k % 7));
+      Value v = model.get(key);
+      int slot = t.find(key.a(), key.b(), key.ref());
+      if (v == null) {
+        assertThat(slot).as(at + " " + key).isEqualTo(-1);
+        continue;
+      }
+      assertThat(slot).as(at + " " + key).isGreaterThanOrEqualTo(0);
+      assertThat(List.of(t.startNs(slot), t.endNs(slot), t.retainUntil(slot), t.traceIdHigh(slot), t.traceIdLow(slot), t.spanId(slot)))
+          .as(at).isEqualTo(List.of(v.start(), v.end(), v.keepUntil(), v.traceHigh(), v.traceLow(), v.span()));
+      assertThat(t.node(slot)).as(at).isEqualTo(v.node());
+    }
+    List<Key> order = new ArrayList<>();
+    for (int slot : t.liveSlots()) {
+      order.add(new Key(t.keyA(slot), t.keyB(slot), (String) t.keyRef(slot)));
+    }
+    assertThat(order).as(at).containsExactlyElementsOf(model.keySet());
+  }
+}
