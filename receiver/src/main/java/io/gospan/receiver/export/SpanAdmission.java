@@ -200,6 +200,9 @@ final class SpanAdmission {
   /** Turns shedding on and off (under this). */
   private void updateShedding() {
     double fill = Math.max(queuedSpans.get() / (double) maxSpans, queuedBytes.get() / (double) maxBytes);
+    if (!shedding && fill < SHED_FROM && lateSinceNanos == 0) {
+      return; // admitting, and nothing says to stop: most spans (no clock read)
+    }
     long now = System.nanoTime();
     if (!shedding && (fill >= SHED_FROM || late())) {
       shedding = true;
