@@ -46,7 +46,8 @@ for _ in $(seq 100); do
   grep -q '^http' "$out/receiver.log" 2>/dev/null && grep -q 'listening on' "$out/server.log" 2>/dev/null && break
   sleep 0.1
 done
-# EXPORT_PROTOCOL=http/protobuf exports over OTLP/HTTP instead; BATCH_SIZE, QUEUE_SIZE set exporter.batch.* (defaults: gospan's)
+# EXPORT_PROTOCOL=http/protobuf exports over OTLP/HTTP instead; BATCH_SIZE, QUEUE_SIZE set exporter.batch.* (unset:
+# gospan's defaults); EXTRA_YAML is appended to the configuration (top-level sections not written above)
 if [ "${EXPORT_PROTOCOL:-grpc}" = grpc ]; then
   endpoint=$(head -n 1 "$out/receiver.log" | awk '{print $1}')
 else
@@ -60,9 +61,9 @@ exporter:
   otlp:
     protocol: ${EXPORT_PROTOCOL:-grpc}
     endpoint: $endpoint
-  batch:
-    max_queue_size: ${QUEUE_SIZE:-8192}
-    max_export_batch_size: ${BATCH_SIZE:-2048}
+$( [ -n "${QUEUE_SIZE:-}${BATCH_SIZE:-}" ] && printf '  batch:\n' )
+$( [ -n "${QUEUE_SIZE:-}" ] && printf '    max_queue_size: %s\n' "$QUEUE_SIZE" )
+$( [ -n "${BATCH_SIZE:-}" ] && printf '    max_export_batch_size: %s\n' "$BATCH_SIZE" )
 metrics:
   enabled: false
 telemetry:
@@ -72,6 +73,7 @@ telemetry:
 discovery:
   instrument:
     - exe_path: "$bin/*"
+${EXTRA_YAML:-}
 EOF
 # the README's recommended settings (LoadBenchmark.JVM, ENV)
 MALLOC_ARENA_MAX=2 java -Xms32m -Xmx128m -XX:+UseSerialGC -XX:MaxMetaspaceSize=96m -Xss512k -XX:TrimNativeHeapInterval=5000 \
