@@ -59,18 +59,35 @@ class RecentEndsTest {
   }
 
   @Test
-  void keepsNoReferenceToARemovedEntrysObjects() {
+  void keepsNoReferenceToAReplacedOrRemovedEntrysObjects() throws InterruptedException {
     RecentEnds t = new RecentEnds(4);
-    Object node = new Object();
-    t.put(1, 2, "ref", 0, 0, 0, node, node, 0, 0, 0);
-    t.put(1, 2, "ref", 0, 0, 0, null, null, 1, 2, 3); // replaced
-    t.removeOldest();
-    assertThat(t.size()).isZero();
-    assertThat(t.find(1, 2, "ref")).isEqualTo(-1);
+    Object replaced = new Object();
+    Object removed = new Object();
+    java.lang.ref.WeakReference<Object> replacedRef = new java.lang.ref.WeakReference<>(replaced);
+    java.lang.ref.WeakReference<Object> removedRef = new java.lang.ref.WeakReference<>(removed);
+    t.put(3, 4, "ref", 0, 0, 0, removed, removed, 0, 0, 0);
+    t.put(1, 2, "ref", 0, 0, 0, replaced, replaced, 0, 0, 0);
+    t.put(1, 2, "ref", 0, 0, 0, null, null, 1, 2, 3); // replaces it: a dead slot between two live ones
+    replaced = null;
+    gc(replacedRef);
+    assertThat(replacedRef.get()).as("a replaced entry's node").isNull();
+    t.removeOldest(); // (3, 4)
+    assertThat(t.size()).isEqualTo(1);
+    assertThat(t.find(3, 4, "ref")).isEqualTo(-1);
+    removed = null;
+    gc(removedRef);
+    assertThat(removedRef.get()).as("a removed entry's node").isNull();
     for (int i = 0; i < 300; i++) { // past the initial ring: every slot reused or rebuilt
       t.put(i, 0, null, 0, 0, 0, null, null, 0, 0, 0);
     }
     assertThat(t.size()).isEqualTo(4);
+  }
+
+  private static void gc(java.lang.ref.WeakReference<?> ref) throws InterruptedException {
+    for (int i = 0; i < 20 && ref.get() != null; i++) {
+      System.gc();
+      Thread.sleep(20);
+    }
   }
 
   private static Key key(Random r, int keys) {
