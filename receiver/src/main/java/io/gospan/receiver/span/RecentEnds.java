@@ -86,7 +86,10 @@ final class RecentEnds {
 
   /** The slot of {@code (a, b, ref)}'s entry, or -1. */
   int find(long a, long b, Object ref) {
-    int h = hash(a, b, ref);
+    return find(hash(a, b, ref), a, b, ref);
+  }
+
+  private int find(int h, long a, long b, Object ref) {
     int mask = index.length - 1;
     for (int pos = h & mask; index[pos] != 0; pos = (pos + 1) & mask) {
       int slot = index[pos] - 1;
@@ -104,7 +107,8 @@ final class RecentEnds {
    */
   int put(long a, long b, Object ref, long start, long end, long keepUntil, Object nodeRef, Object streamRef,
       long traceHigh, long traceLow, long span) {
-    int old = find(a, b, ref);
+    int h = hash(a, b, ref);
+    int old = find(h, a, b, ref);
     if (old >= 0) {
       kill(old);
     }
@@ -119,7 +123,6 @@ final class RecentEnds {
     int slot = (head + used) & (keyA.length - 1);
     used++;
     live++;
-    int h = hash(a, b, ref);
     keyA[slot] = a;
     keyB[slot] = b;
     keyRef[slot] = ref;
@@ -304,10 +307,17 @@ final class RecentEnds {
     used = i;
   }
 
-  /** Mixed: connections are nearby addresses, stream ids consecutive odd numbers, client ports close together. */
   private static int hash(long a, long b, Object ref) {
-    long h = (a * 0x9E3779B97F4A7C15L + b) * 0x9E3779B97F4A7C15L + (ref == null ? 0 : ref.hashCode());
-    h *= 0x9E3779B97F4A7C15L;
+    return hash(a, b, ref == null ? 0 : ref.hashCode());
+  }
+
+  /**
+   * Span assembly's keys' hash, here and in {@code SpanAssembler}'s key records: mixed, because
+   * their parts are close together (connections are nearby addresses, stream ids consecutive odd
+   * numbers, a client's ports neighbours), which {@code 31 × a + b} puts into the same few buckets.
+   */
+  static int hash(long a, long b, long c) {
+    long h = ((a * 0x9E3779B97F4A7C15L + b) * 0x9E3779B97F4A7C15L + c) * 0x9E3779B97F4A7C15L;
     return (int) (h ^ (h >>> 32));
   }
 

@@ -184,11 +184,10 @@ public final class SpanAssembler {
    * stream (its connection is gone).
    */
   private record StreamKey(int pid, long connection, int streamId, Side side) {
-    /** Mixed: connections are nearby addresses and stream ids small odd or even numbers, which the default combination collides on. */
+    /** Mixed ({@link RecentEnds#hash}): connections are nearby addresses and stream ids small odd or even numbers. */
     @Override
     public int hashCode() {
-      long h = (connection * 0x9E3779B97F4A7C15L + streamId) * 0x9E3779B97F4A7C15L + (((long) pid) << 1 | side.ordinal());
-      return (int) (h ^ (h >>> 32));
+      return RecentEnds.hash(connection, streamId, ((long) pid) << 1 | side.ordinal());
     }
   }
 
@@ -203,14 +202,13 @@ public final class SpanAssembler {
    */
   private record FlowKey(SocketPair.Endpoint clientEnd, int streamId) {
     /**
-     * Mixed: the default combination ({@code 31 × endpoint + stream id}) puts the streams of a
-     * client's few connections, whose ports (and so endpoint hashes) are close and whose stream ids
-     * are consecutive odd numbers, into the same few hash buckets.
+     * Mixed ({@link RecentEnds#hash}): the record's default ({@code 31 × endpoint + stream id})
+     * puts the streams of a client's few connections, whose ports (and so endpoint hashes) are
+     * close and whose stream ids are consecutive odd numbers, into the same few hash buckets.
      */
     @Override
     public int hashCode() {
-      long h = (clientEnd.hashCode() * 0x9E3779B97F4A7C15L + streamId) * 0x9E3779B97F4A7C15L;
-      return (int) (h ^ (h >>> 32));
+      return RecentEnds.hash(streamId, 0, clientEnd.hashCode());
     }
 
     static FlowKey of(Side side, SocketPair s, int streamId) {
