@@ -61,7 +61,9 @@ enum gospan_counter {
 				      * on a stack-check jump about to grow the stack (COOKIE_AT_STACK_CHECK) */
 	COUNTER_NO_PARENT = 8,       /* a client stream whose parent server stream was not found (goroutine,
 				      * ctx walk, parent goroutine): it stays a root */
-	COUNTER_COUNT = 9,
+	COUNTER_INVISIBLE_PROCESS = 9, /* a record of a process outside gospan's PID namespace (another pod's
+				      * process running a binary of the same inode): not sent */
+	COUNTER_COUNT = 10,
 };
 
 /* The traced binary: device and inode of the task's executable (mm->exe_file). */

@@ -380,13 +380,20 @@ static __always_inline __u64 event_size(struct header_event *e)
 	return size;
 }
 
-/* Copies the used part of a record to `events`. */
+/* Copies the used part of a record to `events`, its pid as gospan sees it (visible_tgid; e->pid
+ * stays the kernel's tgid, which the maps' keys use); nothing for a process gospan cannot see. */
 static __always_inline void send(enum gospan_probe probe, struct header_event *e)
 {
-	if (bpf_ringbuf_output(&events, (void *)e, event_size(e), wakeup_flags()))
+	__u32 tgid = e->pid;
+
+	e->pid = visible_tgid(tgid);
+	if (!e->pid)
+		count(probe, COUNTER_INVISIBLE_PROCESS);
+	else if (bpf_ringbuf_output(&events, (void *)e, event_size(e), wakeup_flags()))
 		count(probe, COUNTER_RING_BUFFER_FULL);
 	else
 		count(probe, COUNTER_EVENTS_SENT);
+	e->pid = tgid;
 }
 
 

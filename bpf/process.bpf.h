@@ -8,6 +8,42 @@
 #ifndef GOSPAN_PROCESS_BPF_H
 #define GOSPAN_PROCESS_BPF_H
 
+/* gospan's PID namespace: its inode number (the number in `readlink /proc/self/ns/pid`), set by
+ * user space before load; 0 when gospan runs in the initial PID namespace, whose process ids are
+ * the ones bpf_get_current_pid_tgid() gives. */
+const volatile __u32 pidns_inum = 0;
+
+/* How many PID namespaces below gospan's a traced process may be (a pod's own is 0 below it). */
+#define PIDNS_MAX_DEPTH 4
+
+/*
+ * The current process's id as gospan's /proc shows it: the tgid of bpf_get_current_pid_tgid()
+ * when gospan runs in the initial PID namespace, else the number the process has in gospan's
+ * namespace (its struct pid's numbers[] entry whose namespace is gospan's; a sidecar sharing a
+ * pod's PID namespace sees the pod's numbers, not the node's). 0 when the process is in neither
+ * gospan's namespace nor one below it: it is invisible to gospan (another pod's process running
+ * a binary of the same inode, as an image layer shared on a node is), and nothing of it is sent.
+ */
+static __always_inline __u32 visible_tgid(__u32 tgid)
+{
+	if (!pidns_inum)
+		return tgid;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up;
+
+	for (int i = 0; i < PIDNS_MAX_DEPTH; i++) {
+		if (i > level)
+			break;
+		if (bpf_core_read(&up, sizeof(up), &pid->numbers[level - i]))
+			return 0;
+		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_inum)
+			return up.nr;
+	}
+	return 0;
+}
+
 /* The current task's executable: 0 on success. */
 static __always_inline int current_exe(struct exe_key *key)
 {
@@ -457,8 +493,10 @@ struct {
 SEC("raw_tp/sched_process_exec")
 int raw_tp_sched_process_exec(void *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = visible_tgid(bpf_get_current_pid_tgid() >> 32);
 
+	if (!tgid)
+		return 0;
 	/* A full buffer drops the notice; the periodic /proc scan still finds the process. No
 	 * wakeup: user space drains this buffer on its 20 ms timer, and a wakeup is a self-IPI. */
 	bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP);

@@ -19,7 +19,7 @@ import java.util.stream.Collectors;
  *
  * <p>The BPF counters are read once per collection: one {@link Meter#batchCallback} reads the
  * counters map ({@code GrpcProbes.counters()}: one {@code bpf(MAP_LOOKUP_ELEM)} per probe and
- * counter) and records all six instruments from that one read.
+ * counter) and records all eight instruments from that one read.
  */
 final class ProbeTelemetry {
   private ProbeTelemetry() {}
@@ -58,6 +58,10 @@ final class ProbeTelemetry {
         .setDescription("Client streams created with no in-process parent (made outside any served call, in a process"
             + " that serves none, or the parent missed), by probe")
         .buildObserver();
+    ObservableLongMeasurement outside = m.counterBuilder("gospan.probe.hits.outside_namespace")
+        .setDescription("Probe hits in processes outside gospan's PID namespace (another pod's process running a binary of"
+            + " the same inode): nothing of them is sent, by probe")
+        .buildObserver();
     ObservableLongMeasurement undecodable = m.counterBuilder("gospan.events.undecodable")
         .setDescription("Ring buffer records that could not be decoded")
         .buildObserver();
@@ -79,13 +83,14 @@ final class ProbeTelemetry {
             hits.record(c.hits(), p);
             skipped.record(c.skipped(), p);
             truncated.record(c.fieldTruncated(), p);
+            outside.record(c.invisibleProcess(), p);
             if (probe.sendsStreamParents()) {
               noParent.record(c.noParent(), p);
             }
           });
           undecodable.record(sidecar.probes().malformedRecords());
         },
-        lost, unidentified, hits, skipped, truncated, noParent, undecodable);
+        lost, unidentified, hits, skipped, truncated, outside, noParent, undecodable);
 
     m.gaugeBuilder(PROBES_ATTACHED)
         .setDescription("Probes attached now, by probe and binary")

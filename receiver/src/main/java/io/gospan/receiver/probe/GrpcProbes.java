@@ -1,5 +1,6 @@
 package io.gospan.receiver.probe;
 
+import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.code.FunctionCode;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.bpf.BpfLink;
@@ -15,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.BitSet;
@@ -22,6 +24,8 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The loaded {@code grpc.bpf.o}: per-binary offsets, attached uprobes, the {@code events} ring
@@ -30,6 +34,7 @@ import java.util.function.Consumer;
  * methods may be called from any thread.
  */
 public final class GrpcProbes implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(GrpcProbes.class);
 
   /** The object's file name under {@link BpfObject#RESOURCE_DIR}. */
   public static final String OBJECT = "grpc.bpf.o";
@@ -141,6 +146,39 @@ public final class GrpcProbes implements AutoCloseable {
             });
   }
 
+  /** gospan's own PID namespace (a symbolic link whose target reads {@code pid:[<inode number>]}). */
+  static final Path OWN_PID_NAMESPACE = Path.of("/proc/self/ns/pid");
+
+  /** The initial PID namespace's inode number ({@code PROC_PID_INIT_INO}, include/linux/proc_ns.h). */
+  static final long INITIAL_PID_NAMESPACE = 0xEFFFFFFCL;
+
+  /**
+   * The inode number of the PID namespace {@code link} names ({@code /proc/self/ns/pid}), or 0 for
+   * the initial namespace (the kernel's own process ids need no translation) or when it cannot be
+   * read (then ids are the initial namespace's, as before namespaces were looked at).
+   */
+  static long pidNamespaceInum(Path link) {
+    String target;
+    try {
+      target = Files.readSymbolicLink(link).toString();
+    } catch (IOException | UnsupportedOperationException e) {
+      LOG.warn("cannot read {} ({}): process ids are the initial PID namespace's", link, e.getMessage());
+      return 0;
+    }
+    if (!target.startsWith("pid:[") || !target.endsWith("]")) {
+      LOG.warn("{} names {}, not a PID namespace: process ids are the initial PID namespace's", link, Printable.escape(target));
+      return 0;
+    }
+    long inum;
+    try {
+      inum = Long.parseLong(target, 5, target.length() - 1, 10);
+    } catch (NumberFormatException e) {
+      LOG.warn("{} names {}, not a PID namespace: process ids are the initial PID namespace's", link, Printable.escape(target));
+      return 0;
+    }
+    return inum == INITIAL_PID_NAMESPACE || inum > 0xFFFFFFFFL ? 0 : inum;
+  }
+
   /**
    * Loads the probes.
    *
@@ -172,6 +210,10 @@ public final class GrpcProbes implements AutoCloseable {
       obj.setGlobal("path_id", new byte[] {(byte) names.names().indexOf(":path")});
       obj.setGlobal("grpc_status_id", new byte[] {(byte) names.names().indexOf("grpc-status")});
       obj.setGlobal("grpc_message_id", new byte[] {(byte) names.names().indexOf("grpc-message")});
+      // Records and exec notices carry process ids as gospan's /proc shows them.
+      obj.setGlobal(
+          "pidns_inum",
+          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) pidNamespaceInum(OWN_PID_NAMESPACE)).array());
       obj.load();
       return new GrpcProbes(obj, options);
     } catch (RuntimeException e) {
