@@ -164,6 +164,7 @@ echo "== idle ${idle}s: sidecar CPU $(awk -v d=$((c1 - c0)) -v s="$idle" 'BEGIN 
 
 # where the RSS is: the kernel's split, and the JVM's own with PROFILE_JVM_OPTS=-XX:NativeMemoryTracking=summary
 cat "/proc/$gospan/smaps_rollup" > "$out/smaps_rollup.txt"
+cat "/proc/$gospan/smaps" > "$out/smaps.txt"
 if [[ "${PROFILE_JVM_OPTS:-}" == *NativeMemoryTracking* ]]; then
   jcmd "$gospan" VM.native_memory summary > "$out/nmt.txt"
 fi
