@@ -50,6 +50,31 @@ final class ProcessWatcher {
     execNoticeLost.set(true);
   }
 
+  /**
+   * Whether a scan must list {@code /proc} to find new processes: exec notices do not arrive, or
+   * one was lost since the last listing. Otherwise every new program announced itself by its
+   * exec, and only the followed pids need a look ({@link #scanFollowed}).
+   */
+  boolean listingNeeded() {
+    return !execNotices || execNoticeLost.get();
+  }
+
+  /**
+   * Checks only the followed pids for exit or reuse (one {@code /proc/<pid>/stat} read each), without
+   * listing {@code /proc}: nothing is reported started.
+   */
+  Changes scanFollowed() {
+    List<Integer> exited = new ArrayList<>();
+    for (Integer pid : followed) {
+      long t = procFs.startTime(pid);
+      if (t < 0 || t != startTimes.getOrDefault(pid, -1L)) {
+        exited.add(pid); // exited, or exited and the pid now names another process
+      }
+    }
+    exited.forEach(this::forget);
+    return new Changes(exited, List.of());
+  }
+
   /** Lists {@code /proc} once; the pids reported started are known from now on. */
   Changes scan() {
     Set<Integer> now = procFs.pids();

@@ -167,11 +167,16 @@ public final class Tracer implements AutoCloseable {
     executor.setContinueExistingPeriodicTasksAfterShutdownPolicy(false);
   }
 
-  /** Scans {@code /proc} now and then every {@code interval} (after the previous scan ended). */
+  /**
+   * Scans {@code /proc} now and then every {@code interval} (after the previous scan ended). While
+   * exec notices arrive and none was lost, a periodic scan lists {@code /proc} only every {@link
+   * #LISTING_INTERVAL_NANOS} and otherwise checks the traced pids alone for exit ({@link
+   * ProcessWatcher#scanFollowed}).
+   */
   public void start(Duration interval) {
     executor.scheduleWithFixedDelay(
         () -> {
-          guarded("scanning processes", this::scanOnce);
+          guarded("scanning processes", () -> scanOnce(false));
           firstScan.countDown();
         },
         0, interval.toNanos(), TimeUnit.NANOSECONDS);
@@ -192,14 +197,23 @@ public final class Tracer implements AutoCloseable {
     watcher.execNoticeLost();
   }
 
-  /** One pass over {@code /proc} on the discovery thread: attach new processes, forget exited ones. Waits for it. */
+  /** One pass over all of {@code /proc} on the discovery thread: attach new processes, forget exited ones. Waits for it. */
   public void scan() {
+    onDiscoveryThread(() -> scanOnce(true));
+  }
+
+  /** What the periodic scan does ({@link #start}), now, on the discovery thread. Waits for it. */
+  void periodicScan() {
+    onDiscoveryThread(() -> scanOnce(false));
+  }
+
+  private void onDiscoveryThread(Runnable task) {
     if (Thread.currentThread() == discoveryThread) {
-      scanOnce();
+      task.run();
       return;
     }
     try {
-      executor.submit(this::scanOnce).get();
+      executor.submit(task).get();
     } catch (ExecutionException e) {
       throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
     } catch (InterruptedException e) {
@@ -276,7 +290,28 @@ public final class Tracer implements AutoCloseable {
 
   // ---- the discovery thread from here on
 
-  private void scanOnce() {
+  /**
+   * A periodic scan lists {@code /proc} at least this often while exec notices arrive (ns): the
+   * listing then finds only what a notice could not announce (a notice dropped because its ring
+   * buffer was full, 4,096 execs within one drain). Listing every 500 ms cost the idle sidecar
+   * ~2 ms of CPU a second with 64 processes on the machine; checking the traced pids alone costs
+   * one {@code /proc/<pid>/stat} read each (docs/benchmarks.md, "The idle sidecar's discovery").
+   */
+  static final long LISTING_INTERVAL_NANOS = 5_000_000_000L;
+
+  /** Discovery thread only: when {@code /proc} was last listed ({@link System#nanoTime()}). */
+  private long lastListing;
+  private boolean listed;
+
+  private void scanOnce(boolean listing) {
+    long now = System.nanoTime();
+    if (!listing && listed && !watcher.listingNeeded() && now - lastListing < LISTING_INTERVAL_NANOS) {
+      watcher.scanFollowed().exited().forEach(this::exited);
+      attacher.expireLingering();
+      return;
+    }
+    listed = true;
+    lastListing = now;
     ProcessWatcher.Changes changes = watcher.scan();
     changes.exited().forEach(this::exited);
     attacher.expireLingering();

@@ -76,6 +76,58 @@ class TracerTest {
   }
 
   @Test
+  void whileExecNoticesArriveThePeriodicScanListsProcOnlyWhenANoticeWasLost() throws Exception {
+    process(400, 1000, "/bin/sh");
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
+        io.gospan.offsets.resolve.Preference.DWARF)) {
+      tracer.execNoticesOn();
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).as("the first periodic scan lists /proc").isEqualTo(1);
+      process(401, 2000, "/bin/ls"); // its exec notice never arrives
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).as("not listed: exec notices announce new programs").isEqualTo(1);
+      tracer.scan();
+      assertThat(tracer.inspections()).as("an explicit scan lists /proc").isEqualTo(2);
+      process(402, 3000, "/bin/cat");
+      tracer.execNoticeLost();
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).as("a lost notice: the next periodic scan lists /proc").isEqualTo(3);
+    }
+  }
+
+  @Test
+  void withoutExecNoticesEveryPeriodicScanListsProc() throws Exception {
+    process(500, 1000, "/bin/sh");
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
+        io.gospan.offsets.resolve.Preference.DWARF)) {
+      tracer.periodicScan();
+      process(501, 2000, "/bin/ls");
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void checkingTheFollowedPidsAloneFindsTheirExitsAndReuse() throws Exception {
+    process(600, 1000, "/bin/sh");
+    process(601, 1000, "/bin/sh");
+    process(602, 1000, "/bin/sh");
+    ProcessWatcher watcher = new ProcessWatcher(new ProcFs(proc));
+    assertThat(watcher.scan().started()).containsExactlyInAnyOrder(600, 601, 602);
+    watcher.follow(600);
+    watcher.follow(601);
+    Files.delete(proc.resolve("600/stat")); // exited
+    process(601, 5000, "/bin/ls"); // exited, and its pid names another process
+    process(603, 1000, "/bin/sh");
+    ProcessWatcher.Changes c = watcher.scanFollowed();
+    assertThat(c.exited()).containsExactlyInAnyOrder(600, 601);
+    assertThat(c.started()).as("no listing").isEmpty();
+    assertThat(watcher.scanFollowed().exited()).as("forgotten").isEmpty();
+  }
+
+  @Test
   void startTimeSkipsACommandNameWithSpacesAndParentheses() throws Exception {
     process(200, 123456, "/bin/true");
     assertThat(new ProcFs(proc).startTime(200)).isEqualTo(123456);
