@@ -1,6 +1,7 @@
 package io.gospan.receiver.discovery;
 
 import io.gospan.receiver.probe.ExeKey;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -26,24 +27,43 @@ public final class ProcFs {
     return root;
   }
 
-  /** The pids now listed. */
+  /**
+   * The pids now listed. {@link java.io.File#list()} (one native call for the whole directory) rather
+   * than a {@code DirectoryStream} (a {@code Path} per entry): discovery lists {@code /proc} a few
+   * times a minute, too rarely for the JIT to compile it, and interpreted the stream took 1.7 ms
+   * for 64 entries against 0.23 ms.
+   *
+   * @throws IllegalStateException when the directory cannot be listed
+   */
   public Set<Integer> pids() {
+    String[] names = root.toFile().list();
+    if (names == null) {
+      throw new IllegalStateException("cannot list " + root);
+    }
     Set<Integer> pids = new HashSet<>();
-    try (DirectoryStream<Path> dir = Files.newDirectoryStream(root)) {
-      for (Path p : dir) {
-        String name = p.getFileName().toString();
-        if (!name.isEmpty() && name.chars().allMatch(Character::isDigit)) {
-          try {
-            pids.add(Integer.parseInt(name));
-          } catch (NumberFormatException ignored) {
-            // not a pid
-          }
-        }
+    for (String name : names) {
+      int pid = parsePid(name);
+      if (pid >= 0) {
+        pids.add(pid);
       }
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot list " + root + ": " + e.getMessage(), e);
     }
     return pids;
+  }
+
+  /** The pid a {@code /proc} entry's name is, or -1 when it is not a pid ({@code self}, {@code 1x}, 10 digits or more). */
+  static int parsePid(String name) {
+    if (name.isEmpty() || name.length() > 9) {
+      return -1;
+    }
+    int pid = 0;
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c < '0' || c > '9') {
+        return -1;
+      }
+      pid = pid * 10 + (c - '0');
+    }
+    return pid;
   }
 
   /**
@@ -65,17 +85,51 @@ public final class ProcFs {
 
   /**
    * The process's start time ({@code /proc/<pid>/stat} field 22, clock ticks since boot): with
-   * the pid, it identifies one process even when the pid is reused. -1 when it is gone.
+   * the pid, it identifies one process even when the pid is reused. -1 when it is gone or the
+   * file cannot be read. Read into bytes and parsed in place, not through {@code Files.readString}
+   * and {@code split}: the traced pids are checked twice a second, interpreted (25 µs against 200).
    */
   public long startTime(int pid) {
-    try {
-      String stat = Files.readString(root.resolve(Integer.toString(pid)).resolve("stat"), StandardCharsets.UTF_8);
-      // comm (field 2) may hold spaces and parentheses: fields resume after the last ')'
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      return Long.parseLong(f[19]);
+    byte[] b = new byte[STAT_MAX_BYTES];
+    int n = 0;
+    try (FileInputStream in = new FileInputStream(root + "/" + pid + "/stat")) {
+      for (int r; n < b.length && (r = in.read(b, n, b.length - n)) > 0; ) {
+        n += r;
+      }
     } catch (IOException | RuntimeException e) {
       return -1;
     }
+    return statStartTime(b, n);
+  }
+
+  /** The longest {@code /proc/<pid>/stat} read: 52 fields of at most 20 digits, and a command name of at most 64 bytes. */
+  static final int STAT_MAX_BYTES = 2048;
+
+  /**
+   * Field 22 of a {@code /proc/<pid>/stat} line in {@code b[0..n)}, or -1. The command name (field 2)
+   * may hold spaces and parentheses: fields resume after the last {@code ')'}.
+   */
+  static long statStartTime(byte[] b, int n) {
+    int i = n - 1;
+    while (i >= 0 && b[i] != ')') {
+      i--;
+    }
+    if (i < 0) {
+      return -1;
+    }
+    int p = i + 2; // field 3
+    for (int field = 3; field < 22; field++) {
+      while (p < n && b[p] != ' ') {
+        p++;
+      }
+      p++;
+    }
+    long v = 0;
+    int digits = 0;
+    for (; p < n && b[p] >= '0' && b[p] <= '9' && digits < 19; p++, digits++) {
+      v = v * 10 + (b[p] - '0');
+    }
+    return digits == 0 ? -1 : v;
   }
 
   /** TCP ports the process listens on (IPv4 and IPv6), from its fds and its net namespace's tables. */
