@@ -19,16 +19,29 @@ import org.slf4j.LoggerFactory;
  * <p>A process's exit reaches the listener on the polling thread, after every event the process
  * wrote before it died: discovery finds an exit by a {@code /proc} scan, while the process's last
  * events (a short-lived client's trailers) may still wait in the ring buffer (up to {@link
- * #POLL_MILLIS}, {@link #IDLE_POLL_MILLIS} after an idle spell); ending its spans at the exit first would make them incomplete ({@code
+ * #SLOW_POLL_MILLIS}, {@link #IDLE_POLL_MILLIS} after an idle spell); ending its spans at the exit first would make them incomplete ({@code
  * process_exited}) and lose the events that follow.
  */
 public final class Sidecar implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Sidecar.class);
 
-  /** The longest an event waits in the ring buffer before it is read (records below the
-   * wakeup threshold do not wake the reader) while records arrive. */
+  /** The shortest wait for records (ms): at high rates, the reader polls every 20 ms (records below
+   * the BPF wakeup threshold do not wake it). */
   static final int POLL_MILLIS = 20;
+
+  /**
+   * The longest wait while records arrive at a low rate (ms). Each wake-up of the reader costs
+   * ~60 µs of CPU on a VM, whatever it reads: at 1,000 spans/s a 20 ms period spends 3 µs per span
+   * on wake-ups alone. The period is the one in which {@link #RECORDS_PER_POLL} records arrive at
+   * the last poll's rate, within [{@link #POLL_MILLIS}, this]: a record then waits at most this
+   * long, far less than the batch processor's schedule delay (docs/benchmarks.md, "The reader's
+   * period follows the rate").
+   */
+  static final int SLOW_POLL_MILLIS = 100;
+
+  /** How many records a poll should find: the reader's period is the time this many take to arrive. */
+  static final int RECORDS_PER_POLL = 512;
 
   /**
    * The longest the first record waits once nothing was read for {@link #IDLE_AFTER_NANOS}: an
@@ -216,14 +229,32 @@ public final class Sidecar implements AutoCloseable {
     }
   }
 
+  /**
+   * The next poll's wait (ms) after {@code records} arrived in {@code elapsedNanos}: the time {@link
+   * #RECORDS_PER_POLL} take at that rate, within [{@link #POLL_MILLIS}, {@link #SLOW_POLL_MILLIS}].
+   */
+  static int pollMillis(int records, long elapsedNanos) {
+    if (records <= 0) {
+      return SLOW_POLL_MILLIS;
+    }
+    long millis = elapsedNanos / 1_000_000L * RECORDS_PER_POLL / records;
+    return (int) Math.max(POLL_MILLIS, Math.min(SLOW_POLL_MILLIS, millis));
+  }
+
   private void pollLoop() {
     long lastRecord = System.nanoTime();
+    long lastPoll = lastRecord;
+    int wait = POLL_MILLIS;
     while (running) {
       try {
         boolean idle = System.nanoTime() - lastRecord > IDLE_AFTER_NANOS;
-        if (probes.poll(idle ? IDLE_POLL_MILLIS : POLL_MILLIS) > 0) {
-          lastRecord = System.nanoTime();
+        int n = probes.poll(idle ? IDLE_POLL_MILLIS : wait);
+        long now = System.nanoTime();
+        if (n > 0) {
+          lastRecord = now;
+          wait = pollMillis(n, now - lastPoll);
         }
+        lastPoll = now;
         deliverExits();
       } catch (RuntimeException e) {
         LOG.error("polling the ring buffer failed; retrying", e);
