@@ -68,7 +68,7 @@ public final class LoadBenchmark {
       List.of(
           new Workload("unary, 1 caller, full speed", List.of("-rpc", "unary", "-n", "4000", "-concurrency", "1")),
           new Workload("unary, 16 callers, full speed", List.of("-rpc", "unary", "-n", "40000", "-concurrency", "16", "-conns", "4")),
-          new Workload("unary, 500 calls/s (1,000 spans/s)", List.of("-rpc", "unary", "-n", "4000", "-rate", "500", "-concurrency", "16", "-conns", "4")),
+          new Workload("unary, 500 calls/s (1,000 spans/s)", List.of("-rpc", "unary", "-n", "12000", "-rate", "500", "-concurrency", "16", "-conns", "4")),
           new Workload("unary, 2,000 calls/s", List.of("-rpc", "unary", "-n", "10000", "-rate", "2000", "-concurrency", "16", "-conns", "4")),
           new Workload("unary, 10,000 calls/s (20,000 spans/s)", List.of("-rpc", "unary", "-n", "50000", "-rate", "10000", "-concurrency", "16", "-conns", "4")),
           new Workload("server-streaming (10 replies), 4 callers", List.of("-rpc", "server-stream", "-reply-count", "10", "-n", "8000", "-concurrency", "4")));

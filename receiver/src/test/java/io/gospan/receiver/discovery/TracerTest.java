@@ -29,12 +29,17 @@ class TracerTest {
         pid + " (x y) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " + startTime + " 0 0\n");
   }
 
+  /** Discovery without probes (nothing attaches): what it inspects is what the tests count. */
+  static Tracer tracer(ProcFs procFs) {
+    return new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
+        io.gospan.offsets.resolve.Preference.DWARF);
+  }
+
   @Test
   void aNonGoProcessIsInspectedOnceAndAReusedPidIsConsideredAgain() throws Exception {
     process(100, 5000, "/bin/true");
     ProcFs procFs = new ProcFs(proc);
-    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
-        io.gospan.offsets.resolve.Preference.DWARF)) {
+    try (Tracer tracer = tracer(procFs)) {
     tracer.scan();
     tracer.scan();
     assertThat(tracer.inspections()).isEqualTo(1);
@@ -53,8 +58,7 @@ class TracerTest {
   void aProcessSeenBeforeItsExecIsLookedAtAgainOnItsExecNotice() throws Exception {
     process(300, 9000, "/bin/sh");
     ProcFs procFs = new ProcFs(proc);
-    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
-        io.gospan.offsets.resolve.Preference.DWARF)) {
+    try (Tracer tracer = tracer(procFs)) {
       tracer.execNoticesOn();
       tracer.scan();
       assertThat(tracer.inspections()).isEqualTo(1);
@@ -79,8 +83,7 @@ class TracerTest {
   void whileExecNoticesArriveThePeriodicScanListsProcOnlyWhenANoticeWasLost() throws Exception {
     process(400, 1000, "/bin/sh");
     ProcFs procFs = new ProcFs(proc);
-    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
-        io.gospan.offsets.resolve.Preference.DWARF)) {
+    try (Tracer tracer = tracer(procFs)) {
       tracer.execNoticesOn();
       tracer.periodicScan();
       assertThat(tracer.inspections()).as("the first periodic scan lists /proc").isEqualTo(1);
@@ -100,8 +103,7 @@ class TracerTest {
   void withoutExecNoticesEveryPeriodicScanListsProc() throws Exception {
     process(500, 1000, "/bin/sh");
     ProcFs procFs = new ProcFs(proc);
-    try (Tracer tracer = new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
-        io.gospan.offsets.resolve.Preference.DWARF)) {
+    try (Tracer tracer = tracer(procFs)) {
       tracer.periodicScan();
       process(501, 2000, "/bin/ls");
       tracer.periodicScan();
