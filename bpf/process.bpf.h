@@ -498,7 +498,7 @@ int raw_tp_sched_process_exec(void *ctx)
 	if (!tgid)
 		return 0;
 	/* A full buffer drops the notice; the periodic /proc scan still finds the process. No
-	 * wakeup: user space drains this buffer on its 20 ms timer, and a wakeup is a self-IPI. */
+	 * wakeup: user space drains this buffer on its own timer (20-200 ms), and a wakeup is a self-IPI. */
 	bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP);
 	return 0;
 }
