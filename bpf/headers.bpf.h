@@ -380,20 +380,28 @@ static __always_inline __u64 event_size(struct header_event *e)
 	return size;
 }
 
-/* Copies the used part of a record to `events`, its pid as gospan sees it (visible_tgid; e->pid
- * stays the kernel's tgid, which the maps' keys use); nothing for a process gospan cannot see. */
-static __always_inline void send(enum gospan_probe probe, struct header_event *e)
+/* Submits `size` bytes of `record` to `events` with its pid (`*pid`, a field of the record) as
+ * gospan sees it (visible_tgid), and counts the outcome; nothing for a process gospan cannot see.
+ * `*pid` is the kernel's tgid again afterwards: the maps' keys use it. Every record goes through
+ * here. */
+static __always_inline void submit(enum gospan_probe probe, void *record, __u64 size, __u32 *pid)
 {
-	__u32 tgid = e->pid;
+	__u32 tgid = *pid;
 
-	e->pid = visible_tgid(tgid);
-	if (!e->pid)
+	*pid = visible_tgid(tgid);
+	if (!*pid)
 		count(probe, COUNTER_INVISIBLE_PROCESS);
-	else if (bpf_ringbuf_output(&events, (void *)e, event_size(e), wakeup_flags()))
+	else if (bpf_ringbuf_output(&events, record, size, wakeup_flags()))
 		count(probe, COUNTER_RING_BUFFER_FULL);
 	else
 		count(probe, COUNTER_EVENTS_SENT);
-	e->pid = tgid;
+	*pid = tgid;
+}
+
+/* Copies the used part of a header record to `events`. */
+static __always_inline void send(enum gospan_probe probe, struct header_event *e)
+{
+	submit(probe, e, event_size(e), &e->pid);
 }
 
 

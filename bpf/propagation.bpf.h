@@ -342,13 +342,7 @@ int uprobe_http2_client_new_stream(struct pt_regs *ctx)
 		.exe = exe,
 	};
 
-	e.pid = visible_tgid(e.pid);
-	if (!e.pid)
-		count(probe, COUNTER_INVISIBLE_PROCESS);
-	else if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags()))
-		count(probe, COUNTER_RING_BUFFER_FULL);
-	else
-		count(probe, COUNTER_EVENTS_SENT);
+	submit(probe, &e, sizeof(e), &e.pid);
 	return 0;
 }
 
