@@ -52,6 +52,7 @@ type config struct {
 	httpHandler bool
 	httpStatus  int
 	verbose     bool
+	listenAfter time.Duration
 }
 
 func main() {
@@ -68,6 +69,8 @@ func main() {
 	flag.IntVar(&cfg.httpStatus, "http-status", 0,
 		"with -http-handler: answer every request with this HTTP status and no gRPC status (e.g. 503); 0 = serve gRPC")
 	flag.BoolVar(&cfg.verbose, "v", false, "log every call to stderr")
+	flag.DurationVar(&cfg.listenAfter, "listen-after", 0,
+		"wait this long after starting before listening, as a server that starts slowly does")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: greeter-server [flags]\n\n")
 		flag.PrintDefaults()
@@ -113,6 +116,7 @@ func run(cfg config) error {
 	greeterpb.RegisterGreeterServer(grpcServer, impl)
 	healthpb.RegisterHealthServer(grpcServer, health.NewServer())
 
+	time.Sleep(cfg.listenAfter)
 	lis, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err

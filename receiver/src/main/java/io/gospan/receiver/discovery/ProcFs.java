@@ -7,7 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -132,40 +134,72 @@ public final class ProcFs {
     return digits == 0 ? -1 : v;
   }
 
-  /** TCP ports the process listens on (IPv4 and IPv6), from its fds and its net namespace's tables. */
-  public Set<Integer> listeningPorts(int pid) {
-    Path dir = root.resolve(Integer.toString(pid));
-    Set<String> inodes = new HashSet<>();
-    try (DirectoryStream<Path> fds = Files.newDirectoryStream(dir.resolve("fd"))) {
-      for (Path fd : fds) {
-        try {
-          String link = Files.readSymbolicLink(fd).toString();
-          if (link.startsWith("socket:[")) {
-            inodes.add(link.substring(8, link.length() - 1));
-          }
-        } catch (IOException ignored) {
-          // closed meanwhile
-        }
-      }
-    } catch (IOException e) {
-      return Set.of();
+  /**
+   * The process's network namespace ({@code /proc/<pid>/ns/net}, e.g. {@code net:[4026531840]}), or
+   * null when it is gone or cannot be read.
+   */
+  public String netNamespace(int pid) {
+    try {
+      return Files.readSymbolicLink(root.resolve(Integer.toString(pid)).resolve("ns").resolve("net")).toString();
+    } catch (IOException | UnsupportedOperationException e) {
+      return null;
     }
-    Set<Integer> ports = new HashSet<>();
+  }
+
+  /**
+   * The TCP sockets listening in the network namespace of {@code pid} (its {@code net/tcp} and
+   * {@code net/tcp6} tables, IPv4 and IPv6): port → socket inodes. Empty when the tables cannot be
+   * read (the process exited, or no IPv6).
+   */
+  public Map<Integer, Set<Long>> listeningSockets(int pid) {
+    Map<Integer, Set<Long>> byPort = new HashMap<>();
+    Path net = root.resolve(Integer.toString(pid)).resolve("net");
     for (String table : new String[] {"tcp", "tcp6"}) {
       try {
-        for (String line : Files.readAllLines(dir.resolve("net").resolve(table))) {
+        for (String line : Files.readAllLines(net.resolve(table))) {
           // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
           String[] f = line.trim().split("\\s+");
-          if (f.length > 9 && "0A".equals(f[3]) && inodes.contains(f[9])) { // 0A = TCP_LISTEN
+          if (f.length > 9 && "0A".equals(f[3])) { // 0A = TCP_LISTEN
             String local = f[1];
-            ports.add(Integer.parseInt(local.substring(local.indexOf(':') + 1), 16));
+            int port = Integer.parseInt(local.substring(local.indexOf(':') + 1), 16);
+            byPort.computeIfAbsent(port, k -> new HashSet<>()).add(Long.parseLong(f[9]));
           }
         }
       } catch (IOException | RuntimeException ignored) {
-        // table absent (no IPv6) or process gone
+        // table absent (no IPv6), process gone, or a line not in this format
       }
     }
-    return ports;
+    return byPort;
+  }
+
+  /**
+   * Whether one of the process's file descriptors is a socket of {@code inodes} ({@code
+   * /proc/<pid>/fd}, read until one is found). False when the process is gone or its fds cannot
+   * be read.
+   */
+  public boolean holdsSocket(int pid, Set<Long> inodes) {
+    try (DirectoryStream<Path> fds = Files.newDirectoryStream(root.resolve(Integer.toString(pid)).resolve("fd"))) {
+      for (Path fd : fds) {
+        String link;
+        try {
+          link = Files.readSymbolicLink(fd).toString();
+        } catch (IOException ignored) {
+          continue; // closed meanwhile
+        }
+        if (link.startsWith("socket:[") && link.endsWith("]")) {
+          try {
+            if (inodes.contains(Long.parseLong(link, 8, link.length() - 1, 10))) {
+              return true;
+            }
+          } catch (NumberFormatException ignored) {
+            // not a socket inode
+          }
+        }
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      return false;
+    }
+    return false;
   }
 
   /** The process's cgroup file ({@code /proc/<pid>/cgroup}), empty when unreadable. */

@@ -27,31 +27,56 @@ public final class ProcessSelector {
         Pattern.compile(nameRegex); // fail at config time, not at scan time
       }
     }
+  }
 
-    boolean matches(ProcessEntry p, ProcFs procFs) {
-      if (exePathGlob != null) {
-        PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + exePathGlob);
-        if (!m.matches(Path.of(stripDeleted(p.exePath())))) {
-          return false;
-        }
+  /** What a selector says of a process now. */
+  enum Verdict {
+    /** Selected: inspect it, and trace it if it links grpc-go. */
+    TRACE,
+    /** Not selected. */
+    IGNORE,
+    /**
+     * Not selected yet: an include rule holds but for its {@code open_port}, which the process does
+     * not listen on (yet: a server may listen long after its exec). Judge it again later.
+     */
+    AWAIT_PORT
+  }
+
+  /** A rule with its glob and regex compiled once. */
+  private record Compiled(Rule rule, PathMatcher exePath, Pattern name) {
+    static Compiled of(Rule r) {
+      return new Compiled(
+          r,
+          r.exePathGlob() == null ? null : FileSystems.getDefault().getPathMatcher("glob:" + r.exePathGlob()),
+          r.nameRegex() == null ? null : Pattern.compile(r.nameRegex()));
+    }
+
+    /** TRACE when every criterion holds, AWAIT_PORT when all but the port do, else IGNORE. */
+    Verdict judge(ProcessEntry p, ProcFs procFs, PortLookup ports) {
+      Path exe = Path.of(stripDeleted(p.exePath()));
+      if (exePath != null && !exePath.matches(exe)) {
+        return Verdict.IGNORE;
       }
-      String fileName = Path.of(stripDeleted(p.exePath())).getFileName().toString();
-      if (nameRegex != null && !Pattern.compile(nameRegex).matcher(fileName).matches()) {
-        return false;
+      Path fileName = exe.getFileName();
+      if (name != null && (fileName == null || !name.matcher(fileName.toString()).matches())) {
+        return Verdict.IGNORE;
       }
-      if (openPort != null && !procFs.listeningPorts(p.pid()).contains(openPort)) {
-        return false;
+      if (rule.containerId() != null && !procFs.cgroup(p.pid()).contains(rule.containerId())) {
+        return Verdict.IGNORE;
       }
-      return containerId == null || procFs.cgroup(p.pid()).contains(containerId);
+      if (rule.openPort() != null && !ports.listens(p.pid(), rule.openPort())) {
+        return Verdict.AWAIT_PORT;
+      }
+      return Verdict.TRACE;
     }
   }
 
-  private final List<Rule> include;
-  private final List<Rule> exclude;
+  private final List<Compiled> include;
+  private final List<Compiled> exclude;
 
   public ProcessSelector(List<Rule> include, List<Rule> exclude) {
-    this.include = List.copyOf(include);
-    this.exclude = List.copyOf(exclude);
+    this.include = include.stream().map(Compiled::of).toList();
+    this.exclude = exclude.stream().map(Compiled::of).toList();
   }
 
   /** Everything (the default: every Go process that links grpc-go). */
@@ -67,9 +92,40 @@ public final class ProcessSelector {
     return !include.isEmpty();
   }
 
+  /**
+   * Judges a process now: TRACE when an include rule holds (or none is given) and no exclude rule
+   * does; AWAIT_PORT when no include rule holds yet but one would once the process listens on its
+   * {@code open_port}, and no exclude rule holds. An exclude rule's {@code open_port} counts only
+   * while the process listens on it.
+   *
+   * @param ports this look's port lookup (one per scan: namespaces' socket tables read once)
+   */
+  Verdict judge(ProcessEntry p, ProcFs procFs, PortLookup ports) {
+    Verdict in = include.isEmpty() ? Verdict.TRACE : Verdict.IGNORE;
+    for (Compiled r : include) {
+      Verdict v = r.judge(p, procFs, ports);
+      if (v == Verdict.TRACE) {
+        in = v;
+        break;
+      }
+      if (v == Verdict.AWAIT_PORT) {
+        in = v;
+      }
+    }
+    if (in == Verdict.IGNORE) {
+      return in;
+    }
+    for (Compiled r : exclude) {
+      if (r.judge(p, procFs, ports) == Verdict.TRACE) {
+        return Verdict.IGNORE;
+      }
+    }
+    return in;
+  }
+
+  /** Whether the process is selected now ({@link #judge} says TRACE). */
   public boolean matches(ProcessEntry p, ProcFs procFs) {
-    boolean in = include.isEmpty() || include.stream().anyMatch(r -> r.matches(p, procFs));
-    return in && exclude.stream().noneMatch(r -> r.matches(p, procFs));
+    return judge(p, procFs, new PortLookup(procFs)) == Verdict.TRACE;
   }
 
   static String stripDeleted(String path) {

@@ -303,11 +303,31 @@ public final class Tracer implements AutoCloseable {
   private long lastListing;
   private boolean listed;
 
+  /**
+   * How long after a process is first found waiting for its {@code open_port} every periodic scan
+   * judges it again (ns); later, every {@link #LISTING_INTERVAL_NANOS}. Servers mostly listen
+   * within a second or two of their exec (after reading their configuration, connecting to what
+   * they need); one that waits longer is traced up to 5 s after it listens. Each check costs a few
+   * {@code /proc} reads: its network namespace's socket tables once per scan, its fds only when
+   * something in that namespace listens on the port.
+   */
+  static final long AWAIT_PORT_EAGER_NANOS = 10_000_000_000L;
+  /** At most this many processes wait for their port; beyond, the longest-waiting is given up. */
+  static final int MAX_AWAITING_PORT = 4096;
+
+  /** A process selected but for its {@code open_port}: judged again at {@code nextNanos}. */
+  private record AwaitingPort(ExeKey key, long sinceNanos, long nextNanos) {}
+
+  /** Discovery thread only: pid → a process waiting for its {@code open_port}, oldest first. */
+  private final Map<Integer, AwaitingPort> awaitingPort = new LinkedHashMap<>();
+
   private void scanOnce(boolean listing) {
     long now = System.nanoTime();
+    PortLookup ports = new PortLookup(procFs);
     if (!listing && listed && !watcher.listingNeeded() && now - lastListing < LISTING_INTERVAL_NANOS) {
       watcher.scanFollowed().exited().forEach(this::exited);
       attacher.expireLingering();
+      judgeAwaitingPort(now, ports);
       return;
     }
     listed = true;
@@ -315,8 +335,52 @@ public final class Tracer implements AutoCloseable {
     ProcessWatcher.Changes changes = watcher.scan();
     changes.exited().forEach(this::exited);
     attacher.expireLingering();
-    changes.started().forEach(this::consider);
+    judgeAwaitingPort(now, ports);
+    changes.started().forEach(pid -> consider(pid, ports));
   }
+
+  /** Judges again the processes waiting for their {@code open_port} whose time has come. */
+  private void judgeAwaitingPort(long now, PortLookup ports) {
+    if (awaitingPort.isEmpty()) {
+      return;
+    }
+    for (Integer pid : List.copyOf(awaitingPort.keySet())) {
+      AwaitingPort a = awaitingPort.get(pid);
+      if (a == null || a.nextNanos() > now) {
+        continue;
+      }
+      Optional<ProcessEntry> e = procFs.entry(pid);
+      if (e.isEmpty() || !e.get().key().equals(a.key())) {
+        awaitingPort.remove(pid); // exited, or exec'd another program (its notice or a listing judges that)
+        continue;
+      }
+      consider(e.get(), ports);
+    }
+  }
+
+  /** Remembers a process that waits for its {@code open_port}, keeping when it began to wait. */
+  private void awaitPort(ProcessEntry p) {
+    long now = System.nanoTime();
+    AwaitingPort was = awaitingPort.get(p.pid());
+    long since = was != null && was.key().equals(p.key()) ? was.sinceNanos() : now;
+    if (was == null) {
+      LOG.debug("pid {} ({}) is selected once it listens on its open_port", p.pid(), Printable.escape(p.exePath()));
+      if (awaitingPort.size() >= MAX_AWAITING_PORT) {
+        Integer eldest = awaitingPort.keySet().iterator().next();
+        awaitingPort.remove(eldest);
+        if (!awaitingFullSaid) {
+          awaitingFullSaid = true;
+          LOG.warn("more than {} processes wait for their open_port; the longest-waiting are no longer checked",
+              MAX_AWAITING_PORT);
+        }
+      }
+    }
+    long next = now - since < AWAIT_PORT_EAGER_NANOS ? now : now + LISTING_INTERVAL_NANOS;
+    awaitingPort.put(p.pid(), new AwaitingPort(p.key(), since, next));
+  }
+
+  /** Discovery thread only: the warning that {@link #MAX_AWAITING_PORT} was reached was logged. */
+  private boolean awaitingFullSaid;
 
   private void execedNow(int pid) {
     TracedBinary was = traced.get(pid);
@@ -330,17 +394,38 @@ public final class Tracer implements AutoCloseable {
       exited(pid);
     }
     if (watcher.seenAgain(pid)) {
-      consider(pid);
+      consider(pid, new PortLookup(procFs));
     }
   }
 
   /** Matcher, inspection, attacher: traces {@code pid} when it passes them all. */
-  private void consider(int pid) {
+  private void consider(int pid, PortLookup ports) {
     Optional<ProcessEntry> e = procFs.entry(pid);
-    if (e.isEmpty() || !selector.matches(e.get(), procFs)) {
+    if (e.isEmpty()) {
+      awaitingPort.remove(pid);
       return;
     }
-    ProcessEntry p = e.get();
+    consider(e.get(), ports);
+  }
+
+  private void consider(ProcessEntry p, PortLookup ports) {
+    int pid = p.pid();
+    ProcessSelector.Verdict verdict = selector.judge(p, procFs, ports);
+    if (verdict == ProcessSelector.Verdict.AWAIT_PORT) {
+      // worth waiting for only if it can be traced: its binary is inspected now, once per binary
+      // (as every binary is without selectors), and a client or a non-Go program is not checked again
+      if (attacher.binary(p.key()).isEmpty()
+          && (skipped.containsKey(p.key()) || inspection(p, durablePath(p), false) == null)) {
+        awaitingPort.remove(pid);
+        return;
+      }
+      awaitPort(p);
+      return;
+    }
+    awaitingPort.remove(pid);
+    if (verdict == ProcessSelector.Verdict.IGNORE) {
+      return;
+    }
     TracedBinary binary = attacher.binary(p.key()).orElse(null);
     if (binary == null) {
       if (skipped.containsKey(p.key())) {
@@ -387,22 +472,9 @@ public final class Tracer implements AutoCloseable {
    */
   private TracedBinary inspectAndAttach(ProcessEntry p) {
     Path exe = durablePath(p);
-    BinaryCache.FileIdentity id = null;
-    try {
-      id = BinaryCache.FileIdentity.of(exe);
-    } catch (IOException | RuntimeException e) {
-      // exited meanwhile, or not stat'able: inspected without the cache (and fails the same way)
-    }
-    if (id != null && !id.key().equals(p.key())) {
-      id = null; // the pid names another process now: no cache for this race
-    }
-    BinaryInspection cached = id == null ? null : inspectionCache.get(id).orElse(null);
-    BinaryInspection inspection = cached != null ? cached : inspect(p, exe);
+    BinaryInspection inspection = inspection(p, exe, true);
     if (inspection == null) {
       return null;
-    }
-    if (cached == null && id != null) {
-      inspectionCache.put(id, inspection);
     }
     ProbeAttacher.Outcome o = attacher.attach(p.key(), exe, p.exePath(), inspection);
     if (o.binary() == null) {
@@ -415,9 +487,37 @@ public final class Tracer implements AutoCloseable {
         LOG.debug("pid {} exited while attaching", p.pid());
         return null;
       }
-      return skip(p, o.failure());
+      return skip(p, o.failure(), true);
     }
     return o.binary();
+  }
+
+  /**
+   * The binary's inspection, from the cache or read now; null when it is not traceable
+   * (remembered unless the process just exited).
+   *
+   * @param selected the selector chose the process (an unsuitable binary is then said at INFO);
+   *     false for one that waits for its {@code open_port}
+   */
+  private BinaryInspection inspection(ProcessEntry p, Path exe, boolean selected) {
+    BinaryCache.FileIdentity id = null;
+    try {
+      id = BinaryCache.FileIdentity.of(exe);
+    } catch (IOException | RuntimeException e) {
+      // exited meanwhile, or not stat'able: inspected without the cache (and fails the same way)
+    }
+    if (id != null && !id.key().equals(p.key())) {
+      id = null; // the pid names another process now: no cache for this race
+    }
+    BinaryInspection cached = id == null ? null : inspectionCache.get(id).orElse(null);
+    BinaryInspection inspection = cached != null ? cached : inspect(p, exe, selected);
+    if (inspection == null) {
+      return null;
+    }
+    if (cached == null && id != null) {
+      inspectionCache.put(id, inspection);
+    }
+    return inspection;
   }
 
   /**
@@ -442,33 +542,34 @@ public final class Tracer implements AutoCloseable {
   }
 
   /** Reads the binary; null when it is not traceable (remembered unless the process just exited). */
-  private BinaryInspection inspect(ProcessEntry p, Path exe) {
+  private BinaryInspection inspect(ProcessEntry p, Path exe, boolean selected) {
     inspections.increment();
     BinaryInspection inspection;
     try {
       inspection = BinaryInspection.inspect(exe, preference, responseHeaders);
     } catch (NotGoBinaryException e) {
-      return skip(p, "not a Go binary");
+      return skip(p, "not a Go binary", selected);
     } catch (GoBinaryException e) {
-      return skip(p, "cannot be inspected: " + Printable.escape(e.getMessage()));
+      return skip(p, "cannot be inspected: " + Printable.escape(e.getMessage()), selected);
     } catch (IOException e) {
       if (!Files.exists(exe)) {
         LOG.debug("pid {} exited during inspection", p.pid());
         return null; // not remembered: nothing is wrong with the binary
       }
-      return skip(p, "cannot be read: " + Printable.escape(e.getMessage()));
+      return skip(p, "cannot be read: " + Printable.escape(e.getMessage()), selected);
     }
     Optional<String> unsupported = inspection.unsupported();
     if (unsupported.isPresent()) {
-      return skip(p, unsupported.get());
+      return skip(p, unsupported.get(), selected);
     }
     return inspection;
   }
 
-  private <T> T skip(ProcessEntry p, String reason) {
+  private <T> T skip(ProcessEntry p, String reason, boolean selected) {
     // once per binary (remembered below); at INFO when a selector rule named it, the default
-    // "every process" would log every non-Go program on the host
-    if (selector.namesProcesses()) {
+    // "every process" (or an open_port rule judging every program on the host) would log every
+    // non-Go program on the host
+    if (selected && selector.namesProcesses()) {
       LOG.info("not tracing {} (pid {}), selected by discovery.instrument: {}", Printable.escape(p.exePath()), p.pid(),
           Printable.escape(reason));
     } else {
@@ -513,6 +614,13 @@ public final class Tracer implements AutoCloseable {
   /** Binaries lingering now: no process runs them, their probes stay attached. */
   public List<TracedBinary> lingering() {
     return attacher.lingering();
+  }
+
+  /** The pids waiting for their {@code open_port} now. Waits for the discovery thread. */
+  Set<Integer> awaitingPort() {
+    Set<Integer> pids = new java.util.HashSet<>();
+    onDiscoveryThread(() -> pids.addAll(awaitingPort.keySet()));
+    return pids;
   }
 
   /** Binaries read so far (each once while it stays known, or its inspection stays cached). */

@@ -201,6 +201,40 @@ class SidecarIT {
   }
 
   @Test
+  void aServerSelectedByItsOpenPortIsTracedOnceItListens() throws Exception {
+    // Discovery sees the server at its exec, 1.5 s before it listens: an open_port rule must judge
+    // it again. Another server of the same binary, on another port, stays untraced.
+    int port;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = free.getLocalPort();
+    }
+    Sidecar.Options d = fastScan();
+    ProcessSelector byPort = new ProcessSelector(List.of(new ProcessSelector.Rule(current + "/*", null, port, null)), List.of());
+    Sidecar.Options options = new Sidecar.Options(d.headerNames(), d.ringBufferBytes(), d.scanInterval(), byPort, d.procFs(), 100);
+    List<HeaderEvent> events = Collections.synchronizedList(new ArrayList<>());
+    try (Sidecar sidecar = Sidecar.start(options, e -> { if (e instanceof HeaderEvent h) events.add(h); }, new Tracer.Listener() {});
+        ExampleApps.Server other = ExampleApps.startServer(current)) {
+      assertThat(sidecar.awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+      assertThat(sidecar.watchesExecs()).as("exec notices attached").isTrue();
+      Process p = new ProcessBuilder(current.resolve("greeter-server").toString(), "-addr", "127.0.0.1:" + port, "-listen-after", "1500ms")
+          .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      try {
+        await(() -> sidecar.tracer().awaitingPort().contains((int) p.pid()), "the server waiting for its port");
+        assertThat(sidecar.tracer().traced()).doesNotContainKey((int) p.pid());
+        String line = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())).readLine();
+        assertThat(line).isEqualTo("listening on 127.0.0.1:" + port);
+        await(() -> sidecar.tracer().traced().containsKey((int) p.pid()), "the server traced once it listens");
+        ExampleApps.runClient(current, "127.0.0.1:" + port, "-n", "2");
+        await(() -> serverEnds(events, p.pid()) == 2, "its calls traced");
+        assertThat(sidecar.tracer().traced()).as("the server on another port").doesNotContainKey((int) other.pid());
+      } finally {
+        p.destroy();
+        p.waitFor();
+      }
+    }
+  }
+
+  @Test
   void aProcessWhoseExecutableWasDeletedIsTracedThroughProcPidExe() throws Exception {
     Path copy = Files.createTempDirectory("gospan-deleted").resolve("greeter-server");
     Files.copy(current.resolve("greeter-server"), copy);

@@ -2,8 +2,10 @@ package io.gospan.receiver.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gospan.receiver.testing.ExampleApps;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -109,6 +111,54 @@ class TracerTest {
       tracer.periodicScan();
       assertThat(tracer.inspections()).isEqualTo(2);
     }
+  }
+
+  @Test
+  void aProcessSelectedButForItsOpenPortWaitsUntilItListensOrExits() throws Exception {
+    Path server = ExampleApps.build().resolve("greeter-server"); // links grpc-go: worth waiting for
+    ProcFs procFs = new ProcFs(proc);
+    ProcessSelector byPort = new ProcessSelector(List.of(new ProcessSelector.Rule(null, null, 50051, null)), List.of());
+    try (Tracer tracer = new Tracer(procFs, byPort, new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
+        io.gospan.offsets.resolve.Preference.DWARF)) {
+      tracer.execNoticesOn();
+      process(700, 1000, server.toString());
+      network(700, "", 7001);
+      process(701, 1000, "/bin/true");
+      network(701, "");
+      tracer.periodicScan();
+      assertThat(tracer.awaitingPort()).as("a grpc-go program not listening yet waits; a non-Go one does not")
+          .containsExactly(700);
+      assertThat(tracer.inspections()).isEqualTo(2);
+      tracer.periodicScan();
+      assertThat(tracer.awaitingPort()).containsExactly(700);
+      assertThat(tracer.inspections()).as("binaries inspected once").isEqualTo(2);
+
+      // (once it listens it is attached: SidecarIT, with probes; this tracer has none)
+      Files.delete(proc.resolve("700/exe"));
+      process(702, 1000, server.toString());
+      network(702, "");
+      tracer.execed(702);
+      tracer.periodicScan();
+      assertThat(tracer.awaitingPort()).as("announced by its exec notice").containsExactly(702);
+      Files.delete(proc.resolve("702/exe")); // exited
+      tracer.periodicScan();
+      assertThat(tracer.awaitingPort()).as("forgotten once it exited").isEmpty();
+    }
+  }
+
+  /** Process {@code pid}'s network namespace (one for all), its TCP table and its socket fds. */
+  void network(int pid, String tcp, long... sockets) throws Exception {
+    Path dir = proc.resolve(Integer.toString(pid));
+    Files.createDirectories(dir.resolve("ns"));
+    Files.createDirectories(dir.resolve("net"));
+    Files.deleteIfExists(dir.resolve("ns/net"));
+    Files.createSymbolicLink(dir.resolve("ns/net"), Path.of("net:[" + (4000 + pid) + "]"));
+    Files.createDirectories(dir.resolve("fd"));
+    for (int i = 0; i < sockets.length; i++) {
+      Files.deleteIfExists(dir.resolve("fd/" + (3 + i)));
+      Files.createSymbolicLink(dir.resolve("fd/" + (3 + i)), Path.of("socket:[" + sockets[i] + "]"));
+    }
+    Files.writeString(dir.resolve("net/tcp"), PortLookupTest.TCP_HEADER + tcp);
   }
 
   @Test
