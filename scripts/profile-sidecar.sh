@@ -150,6 +150,8 @@ for w in ${WORKLOADS:-unary-1 unary-16 unary-2000s}; do
   case $w in
     unary-16*) run "$w" -rpc unary -n 40000 -concurrency 16 -conns 4 ;;
     unary-2000s*) run "$w" -rpc unary -n 10000 -rate 2000 -concurrency 16 -conns 4 ;;
+    unary-500s*) run "$w" -rpc unary -n 12000 -rate 500 -concurrency 16 -conns 4 ;; # 1,000 spans/s
+    unary-10000s*) run "$w" -rpc unary -n 50000 -rate 10000 -concurrency 16 -conns 4 ;; # 20,000 spans/s
     unary-1*) run "$w" -rpc unary -n 4000 -concurrency 1 ;;
     stream-4*) run "$w" -rpc server-stream -reply-count 10 -n 8000 -concurrency 4 ;;
   esac
