@@ -123,11 +123,6 @@ public final class ProcessSelector {
     return in;
   }
 
-  /** Whether the process is selected now ({@link #judge} says TRACE). */
-  public boolean matches(ProcessEntry p, ProcFs procFs) {
-    return judge(p, procFs, new PortLookup(procFs)) == Verdict.TRACE;
-  }
-
   static String stripDeleted(String path) {
     return path.endsWith(" (deleted)") ? path.substring(0, path.length() - " (deleted)".length()) : path;
   }
