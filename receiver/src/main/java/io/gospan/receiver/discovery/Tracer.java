@@ -320,6 +320,8 @@ public final class Tracer implements AutoCloseable {
 
   /** Discovery thread only: pid → a process waiting for its {@code open_port}, oldest first. */
   private final Map<Integer, AwaitingPort> awaitingPort = new LinkedHashMap<>();
+  /** Discovery thread only: the warning that {@link #MAX_AWAITING_PORT} was reached was logged. */
+  private boolean awaitingFullSaid;
 
   private void scanOnce(boolean listing) {
     long now = System.nanoTime();
@@ -379,9 +381,6 @@ public final class Tracer implements AutoCloseable {
     awaitingPort.put(p.pid(), new AwaitingPort(p.key(), since, next));
   }
 
-  /** Discovery thread only: the warning that {@link #MAX_AWAITING_PORT} was reached was logged. */
-  private boolean awaitingFullSaid;
-
   private void execedNow(int pid) {
     TracedBinary was = traced.get(pid);
     if (was != null) {
@@ -413,7 +412,7 @@ public final class Tracer implements AutoCloseable {
     ProcessSelector.Verdict verdict = selector.judge(p, procFs, ports);
     if (verdict == ProcessSelector.Verdict.AWAIT_PORT) {
       // worth waiting for only if it can be traced: its binary is inspected now, once per binary
-      // (as every binary is without selectors), and a client or a non-Go program is not checked again
+      // (as every binary is without selectors), and a program without grpc-go is not checked again
       if (attacher.binary(p.key()).isEmpty()
           && (skipped.containsKey(p.key()) || inspection(p, durablePath(p), false) == null)) {
         awaitingPort.remove(pid);
