@@ -35,7 +35,7 @@ fi
 config=examples/demo.yaml
 if [ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}" ]; then
   config=$(mktemp)
-  printf 'exporter:\n  type: otlp\n  console: true\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:9464\n' > "$config"
+  printf 'exporter:\n  type: otlp\n  console: true\n  batch:\n    schedule_delay: 1s\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:9464\n' > "$config"
   echo "demo.sh: printing spans and exporting them to $OTEL_EXPORTER_OTLP_ENDPOINT over OTLP" >&2
 fi
 

@@ -302,7 +302,11 @@ public record GospanConfig(
       maxQueueSize = maxQueueSize != null ? maxQueueSize : 32768;
       maxQueueBytes = maxQueueBytes != null ? maxQueueBytes : DEFAULT_MAX_QUEUE_BYTES;
       maxExportBatchSize = maxExportBatchSize != null ? maxExportBatchSize : 2048;
-      scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(1);
+      // the OpenTelemetry SDK's default (OTEL_BSP_SCHEDULE_DELAY). An export costs the sidecar ~4 ms
+      // of CPU whatever its size (docs/benchmarks.md, "The batch processor's delay"): where a batch
+      // takes longer than the delay to fill (below ~2,000 spans/s at 1 s, ~400 at 5 s), a longer
+      // delay means fewer exports
+      scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(5);
     }
   }
 

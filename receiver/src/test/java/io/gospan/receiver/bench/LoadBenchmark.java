@@ -370,8 +370,9 @@ public final class LoadBenchmark {
     if (gospan != null) {
       Thread.sleep(300); // let the sidecar drain the ring buffer
       if (receiverSpans != null) {
-        // the batch processor exports within its schedule delay (1 s); link waits hold some spans 2 s
-        long deadline = System.nanoTime() + 6_000_000_000L;
+        // the batch processor exports within its schedule delay (5 s by default); link waits hold
+        // some spans 2 s
+        long deadline = System.nanoTime() + 12_000_000_000L;
         while (receiverSpans.sum() - received0 < 2 * calls && System.nanoTime() < deadline) {
           Thread.sleep(100);
         }
