@@ -11,7 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Discovery on a fake procfs: non-Go processes are inspected once, a reused pid is a new process,
- * and an exec notice makes discovery look again at a process it judged before its exec.
+ * an exec notice makes discovery look again at a process it judged before its exec, and a grpc-go
+ * process selected but for its {@code open_port} waits until it listens or exits.
  */
 class TracerTest {
 
@@ -134,7 +135,7 @@ class TracerTest {
       assertThat(tracer.inspections()).as("binaries inspected once").isEqualTo(2);
 
       // (once it listens it is attached: SidecarIT, with probes; this tracer has none)
-      Files.delete(proc.resolve("700/exe"));
+      Files.delete(proc.resolve("700/exe")); // 700 exits
       process(702, 1000, server.toString());
       network(702, "");
       tracer.execed(702);
@@ -146,7 +147,7 @@ class TracerTest {
     }
   }
 
-  /** Process {@code pid}'s network namespace (one for all), its TCP table and its socket fds. */
+  /** Process {@code pid}'s network namespace (its own), its TCP table and its socket fds. */
   void network(int pid, String tcp, long... sockets) throws Exception {
     Path dir = proc.resolve(Integer.toString(pid));
     Files.createDirectories(dir.resolve("ns"));
