@@ -411,9 +411,12 @@ public final class Tracer implements AutoCloseable {
     int pid = p.pid();
     ProcessSelector.Verdict verdict = selector.judge(p, procFs, ports);
     if (verdict == ProcessSelector.Verdict.AWAIT_PORT) {
-      // worth waiting for only if it can be traced: its binary is inspected now, once per binary
-      // (as every binary is without selectors), and a program without grpc-go is not checked again
-      if (attacher.binary(p.key()).isEmpty()
+      // worth waiting for only if it can be traced: its binary is inspected when it begins to wait
+      // (once per binary, as every binary is without selectors), and a program without grpc-go is
+      // not checked again
+      AwaitingPort was = awaitingPort.get(pid);
+      boolean waiting = was != null && was.key().equals(p.key());
+      if (!waiting && attacher.binary(p.key()).isEmpty()
           && (skipped.containsKey(p.key()) || inspection(p, durablePath(p), false) == null)) {
         awaitingPort.remove(pid);
         return;
