@@ -69,14 +69,32 @@ import org.slf4j.LoggerFactory;
  * are added to what it exports) and the Prometheus reader behind {@code /metrics} ({@code
  * telemetry.http}). RED metrics carry each traced process's resource, so they go over OTLP only.
  *
- * <p>Threads: one scheduler (stream timeouts and link waits every 100 ms, every second once no
- * event came for 10 s, clock recalibration every
- * minute, drop reports), the SDK's span export worker, the export queue's sender, the SDK's
+ * <p>Threads: one scheduler (stream timeouts and link waits every 100–500 ms as the event rate
+ * asks, every second once no event came for 10 s; clock recalibration every minute; drop reports), the SDK's span export worker, the export queue's sender, the SDK's
  * periodic metric reader, the Prometheus HTTP server.
  */
 public final class Pipeline implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
+  /** The expiry period at high event rates, and its shortest (ms). */
   static final long EXPIRE_PERIOD_MILLIS = 100;
+  /**
+   * The longest expiry period while events come (ms). Between the two, the period is the time
+   * {@link #EVENTS_PER_EXPIRY} events took to arrive before the last run: at 1,000 spans/s (~2,000
+   * events/s) the timer wakes twice a second instead of 10 times, at 10,000 events/s and above
+   * every 100 ms. A wake-up costs ~60 µs of CPU on a VM before any work (docs/benchmarks.md "What
+   * wakes the idle sidecar"), so at low rates the wake-ups were most of the timer's cost. What is
+   * due (a span that waited {@code streams.link_wait}, a stream's timeout, an ended span forgotten)
+   * is done up to this much later; the ended spans remembered grow by at most ~{@link
+   * #EVENTS_PER_EXPIRY} (more events wake the timer early: {@link #BURST_EVENTS}).
+   */
+  static final long EXPIRE_SLOW_PERIOD_MILLIS = 500;
+  /** Events an expiry period is sized for (see {@link #EXPIRE_SLOW_PERIOD_MILLIS}). */
+  static final long EVENTS_PER_EXPIRY = 1024;
+  /**
+   * Events after which the next one wakes a timer on a period longer than {@link
+   * #EXPIRE_PERIOD_MILLIS} (a burst after a slow or idle spell): it runs at 100 ms again at once.
+   */
+  static final long BURST_EVENTS = 4 * EVENTS_PER_EXPIRY;
   /**
    * The expiry period once no event came for {@link #EXPIRE_IDLE_AFTER_NANOS}: an idle sidecar's
    * timer wakes once a second instead of 10 times (each wake-up costs ~60 µs of CPU on a VM,
@@ -123,11 +141,17 @@ public final class Pipeline implements AutoCloseable {
   /** Events accepted (opaque access: only its change matters, to the expiry timer). */
   @SuppressWarnings("unused") // through EVENTS_SEEN
   private long eventsSeen;
-  /** The expiry timer runs at its idle period; the next event brings it back. */
-  private volatile boolean expiryIdle;
+  /**
+   * An event accepted when {@code eventsSeen} is at least this wakes the expiry timer to its 100 ms
+   * period: the count at the timer's last run when idle (the next event), that + {@link
+   * #BURST_EVENTS} on a longer period; {@code Long.MAX_VALUE} at 100 ms.
+   */
+  private volatile long expiryWakeAt = Long.MAX_VALUE;
   // the expiry timer's own state, on the scheduler thread only
   private java.util.concurrent.ScheduledFuture<?> nextExpiry;
   private long expiryEventsSeen;
+  private long expiryRanAt;
+  private long expiryPeriodMillis = EXPIRE_PERIOD_MILLIS;
   private long expiryQuietSince;
   private final long expiryIdleAfterNanos;
   private final long expiryIdlePeriodMillis;
@@ -215,6 +239,7 @@ public final class Pipeline implements AutoCloseable {
               return t;
             });
     expiryQuietSince = System.nanoTime();
+    expiryRanAt = expiryQuietSince;
     scheduler.execute(() -> scheduleExpiry(EXPIRE_PERIOD_MILLIS));
     scheduler.scheduleWithFixedDelay(
         this::recalibrate, RECALIBRATE_PERIOD_SECONDS, RECALIBRATE_PERIOD_SECONDS, TimeUnit.SECONDS);
@@ -319,8 +344,8 @@ public final class Pipeline implements AutoCloseable {
     }
     assembler.accept(event);
     EVENTS_SEEN.setOpaque(this, seen + 1);
-    if (expiryIdle) {
-      expiryIdle = false;
+    if (seen >= expiryWakeAt) {
+      expiryWakeAt = Long.MAX_VALUE;
       try {
         scheduler.execute(() -> scheduleExpiry(EXPIRE_PERIOD_MILLIS));
       } catch (java.util.concurrent.RejectedExecutionException closing) {
@@ -453,20 +478,52 @@ public final class Pipeline implements AutoCloseable {
     }
     long seen = (long) EVENTS_SEEN.getOpaque(this);
     long now = System.nanoTime();
-    if (seen != expiryEventsSeen) {
-      expiryEventsSeen = seen;
+    long events = seen - expiryEventsSeen;
+    long elapsed = now - expiryRanAt;
+    expiryEventsSeen = seen;
+    expiryRanAt = now;
+    if (events != 0) {
       expiryQuietSince = now;
     }
-    boolean idle = now - expiryQuietSince > expiryIdleAfterNanos;
-    if (idle) {
-      expiryIdle = true; // before the look at the events again: an event from now on wakes the timer
+    long period;
+    if (now - expiryQuietSince > expiryIdleAfterNanos) {
+      period = expiryIdlePeriodMillis;
+      expiryWakeAt = seen; // before the look at the events again: an event from now on wakes the timer
       if ((long) EVENTS_SEEN.getVolatile(this) != seen) {
-        expiryIdle = false;
-        idle = false;
+        expiryWakeAt = Long.MAX_VALUE;
+        period = EXPIRE_PERIOD_MILLIS;
         expiryQuietSince = now;
       }
+    } else {
+      period = periodMillis(events, elapsed);
+      expiryWakeAt = period > EXPIRE_PERIOD_MILLIS ? seen + BURST_EVENTS : Long.MAX_VALUE;
     }
-    scheduleExpiry(idle ? expiryIdlePeriodMillis : EXPIRE_PERIOD_MILLIS);
+    scheduleExpiry(period);
+  }
+
+  /**
+   * The expiry period while events come: the time {@link #EVENTS_PER_EXPIRY} events take at the
+   * rate of {@code events} in {@code elapsedNanos}, within {@link #EXPIRE_PERIOD_MILLIS}–{@link
+   * #EXPIRE_SLOW_PERIOD_MILLIS} ms.
+   */
+  static long periodMillis(long events, long elapsedNanos) {
+    if (events <= 0) {
+      return EXPIRE_SLOW_PERIOD_MILLIS;
+    }
+    double millis = (double) EVENTS_PER_EXPIRY * elapsedNanos / events / 1e6;
+    return Math.max(EXPIRE_PERIOD_MILLIS, Math.min(EXPIRE_SLOW_PERIOD_MILLIS, (long) millis));
+  }
+
+  /** Tests: the period the expiry timer was last scheduled with (ms). */
+  long expiryPeriodMillis() {
+    try {
+      return scheduler.submit(() -> expiryPeriodMillis).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** Replaces the next expiry run by one {@code delayMillis} from now. Scheduler thread. */
@@ -474,6 +531,7 @@ public final class Pipeline implements AutoCloseable {
     if (nextExpiry != null) {
       nextExpiry.cancel(false);
     }
+    expiryPeriodMillis = delayMillis;
     try {
       nextExpiry = scheduler.schedule(this::expire, delayMillis, TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException closing) {

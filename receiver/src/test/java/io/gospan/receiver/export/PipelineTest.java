@@ -130,7 +130,7 @@ class PipelineTest {
 
   /**
    * Once no event came for a while the expiry timer runs rarely (an idle sidecar wakes less), and
-   * the next event brings the 100 ms period back at once: a stream started after the idle spell
+   * the next event brings the active period back at once (100 ms, then as the rate asks): a stream started after the idle spell
    * still times out within a period of its timeout, not an idle period later.
    */
   @Test
@@ -150,12 +150,58 @@ class PipelineTest {
         Thread.sleep(10);
       }
       long endedMillis = (System.nanoTime() - started) / 1_000_000;
-      // streams.timeout 1 s, the 100 ms period (and a loaded machine's scheduling) on top; the
-      // timer stays at 100 ms for 2 s after the event
+      // streams.timeout 1 s, the first period (100 ms) then the slow one (500 ms: one event is a low
+      // rate) and a loaded machine's scheduling on top; the timer stays active for 2 s after the event
       assertThat(p.assembler().inFlight()).isZero();
       assertThat(endedMillis).isBetween(1000L, 3000L);
     } finally {
       p.close();
     }
+  }
+
+  /**
+   * While events come slowly the expiry timer wakes every 500 ms, not every 100 (1,024 events would
+   * take longer than that); a burst of events brings the 100 ms period back at once, without
+   * waiting for the slow period's next run.
+   */
+  @Test
+  void theExpiryPeriodFollowsTheEventRate() throws Exception {
+    Pipeline p = Pipeline.builder(config()).spanExporter(new Collecting()).processMetadata(new FakeMetadata()).build();
+    try {
+      p.registerProcess(new ProcessInfo(Events.SERVER_PID, null, "go1.23.0"));
+      Events conn = new Events(40000);
+      int stream = 1;
+      for (int i = 0; i < 15; i++) { // ~20 calls a second for 0.75 s
+        long t = p.clock().monotonicNow();
+        p.accept(conn.serverStart(stream, t));
+        p.accept(conn.serverTrailersOnly(stream, t, 0, null));
+        stream += 2;
+        Thread.sleep(50);
+      }
+      assertThat(p.expiryPeriodMillis()).isEqualTo(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS);
+      long burst = System.nanoTime();
+      for (int i = 0; i <= Pipeline.BURST_EVENTS / 2; i++) {
+        long t = p.clock().monotonicNow();
+        p.accept(conn.serverStart(stream, t));
+        p.accept(conn.serverTrailersOnly(stream, t, 0, null));
+        stream += 2;
+      }
+      while (p.expiryPeriodMillis() != Pipeline.EXPIRE_PERIOD_MILLIS && System.nanoTime() - burst < 5_000_000_000L) {
+        Thread.sleep(5);
+      }
+      assertThat(p.expiryPeriodMillis()).isEqualTo(Pipeline.EXPIRE_PERIOD_MILLIS);
+      // woken by the burst, not at the slow period's next run
+      assertThat((System.nanoTime() - burst) / 1_000_000).isLessThan(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS);
+    } finally {
+      p.close();
+    }
+  }
+
+  @Test
+  void theExpiryPeriodIsTheTimeOfEventsPerExpiryAtTheLastRate() {
+    assertThat(Pipeline.periodMillis(0, 100_000_000L)).isEqualTo(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS);
+    assertThat(Pipeline.periodMillis(200, 100_000_000L)).isEqualTo(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS); // 2,000/s: 512 ms
+    assertThat(Pipeline.periodMillis(400, 100_000_000L)).isEqualTo(256); // 4,000 events/s
+    assertThat(Pipeline.periodMillis(2_000, 100_000_000L)).isEqualTo(Pipeline.EXPIRE_PERIOD_MILLIS); // 20,000/s: 51 ms
   }
 }
