@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -59,6 +60,15 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   private final Map<Integer, Resource> cache = new ConcurrentHashMap<>();
   /** When each cache entry was built ({@link System#nanoTime()}). */
   private final Map<Integer, Long> cachedAt = new ConcurrentHashMap<>();
+  /**
+   * The last resource looked up per {@code pid & 63}, in front of {@link #cache}: a span's look-up
+   * without boxing its pid or a map operation. A memo holds while {@link #generation} has not moved
+   * since it was made; every change to {@link #cache} moves it.
+   */
+  private final Memo[] memos = new Memo[64];
+  private final AtomicInteger generation = new AtomicInteger();
+
+  private record Memo(int pid, Resource resource, int generation) {}
 
   /**
    * @param procRoot normally {@code /proc}
@@ -80,29 +90,41 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   public void register(ProcessInfo info) {
     infos.put(info.pid(), info);
     hints.remove(info.pid());
-    cache.remove(info.pid());
+    uncache(info.pid());
   }
 
   @Override
   public void hint(ProcessInfo info) {
     if (!infos.containsKey(info.pid())) {
       hints.put(info.pid(), info);
-      cache.remove(info.pid());
+      uncache(info.pid());
       cachedAt.put(info.pid(), System.nanoTime());
     }
   }
 
   @Override
   public Resource resource(int pid) {
-    // called once per span: the look-up first, without the lambda computeIfAbsent would allocate
-    Resource known = cache.get(pid);
-    if (known != null) {
-      return known;
+    // called once per span
+    int g = generation.get(); // before the cache is read: a change to it from now on voids the memo made below
+    Memo m = memos[pid & (memos.length - 1)];
+    if (m != null && m.pid == pid && m.generation == g) {
+      return m.resource;
     }
-    return cache.computeIfAbsent(pid, p -> {
-      cachedAt.put(p, System.nanoTime());
-      return build(p);
-    });
+    Resource r = cache.get(pid); // first: without the lambda computeIfAbsent would allocate
+    if (r == null) {
+      r = cache.computeIfAbsent(pid, p -> {
+        cachedAt.put(p, System.nanoTime());
+        return build(p);
+      });
+    }
+    memos[pid & (memos.length - 1)] = new Memo(pid, r, g);
+    return r;
+  }
+
+  /** Removes {@code pid}'s cached resource, and voids every memo. */
+  private void uncache(int pid) {
+    cache.remove(pid);
+    generation.incrementAndGet();
   }
 
   @Override
@@ -111,7 +133,7 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
     for (Map.Entry<Integer, Long> e : cachedAt.entrySet()) {
       int pid = e.getKey();
       if (!infos.containsKey(pid) && e.getValue() < cutoff && !Files.exists(procRoot.resolve(Integer.toString(pid)))) {
-        cache.remove(pid);
+        uncache(pid);
         hints.remove(pid);
         cachedAt.remove(pid);
       }
@@ -122,7 +144,7 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   public void forget(int pid) {
     infos.remove(pid);
     hints.remove(pid);
-    cache.remove(pid);
+    uncache(pid);
     cachedAt.remove(pid);
   }
 

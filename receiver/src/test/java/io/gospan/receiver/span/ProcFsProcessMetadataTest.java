@@ -80,6 +80,24 @@ class ProcFsProcessMetadataTest {
     assertThat(m.size()).isZero();
   }
 
+  /** The per-span memo in front of the cache: pids sharing its slot, a pid reused by a new process. */
+  @Test
+  void eachPidGetsItsOwnResourceThroughTheMemo() throws Exception {
+    process(7, "OTEL_SERVICE_NAME=seven", "0::/\n", "c");
+    process(7 + 64, "OTEL_SERVICE_NAME=seventy-one", "0::/\n", "c"); // the same memo slot
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, Map.of(), "h");
+    for (int i = 0; i < 3; i++) {
+      assertThat(attr(m.resource(7), "service.name")).isEqualTo("seven");
+      assertThat(attr(m.resource(71), "service.name")).isEqualTo("seventy-one");
+      assertThat(m.resource(7)).isSameAs(m.resource(7));
+    }
+    m.forget(7);
+    Files.write(proc.resolve("7").resolve("environ"), "OTEL_SERVICE_NAME=seven-again".getBytes(StandardCharsets.UTF_8));
+    m.register(new ProcessInfo(7, null, "go1.23")); // a new process with the pid
+    assertThat(attr(m.resource(7), "service.name")).isEqualTo("seven-again");
+    assertThat(attr(m.resource(7), "process.runtime.version")).isEqualTo("go1.23");
+  }
+
   @Test
   void sweepDropsExitedUnregisteredProcessesOnly() throws Exception {
     Path dead = process(50, "OTEL_SERVICE_NAME=short-lived", "0::/\n", "c");
