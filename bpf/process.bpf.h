@@ -490,6 +490,16 @@ struct {
 	__uint(max_entries, 1 << 16); /* bytes: 4096 pids of 16 bytes (8 header + 4 + pad) */
 } execs SEC(".maps");
 
+/* Exec notices dropped because `execs` was full (user space had not drained it within its poll
+ * period: ~4096 execs in 20-200 ms). User space reads it at each discovery scan and, when it
+ * rose, lists /proc at once instead of trusting that every new program announced itself. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} execs_lost SEC(".maps");
+
 SEC("raw_tp/sched_process_exec")
 int raw_tp_sched_process_exec(void *ctx)
 {
@@ -497,9 +507,15 @@ int raw_tp_sched_process_exec(void *ctx)
 
 	if (!tgid)
 		return 0;
-	/* A full buffer drops the notice; the periodic /proc scan still finds the process. No
-	 * wakeup: user space drains this buffer on its own timer (20-200 ms), and a wakeup is a self-IPI. */
-	bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP);
+	/* No wakeup: user space drains this buffer on its own timer (20-200 ms), and a wakeup is a
+	 * self-IPI. A full buffer drops the notice: counted, so the next scan lists /proc. */
+	if (bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP) < 0) {
+		__u32 key = 0;
+		__u64 *lost = bpf_map_lookup_elem(&execs_lost, &key);
+
+		if (lost)
+			__sync_fetch_and_add(lost, 1);
+	}
 	return 0;
 }
 

@@ -39,7 +39,7 @@ final class ProbeTelemetry {
   /** Registers the instruments on {@code m}; their callbacks read {@code sidecar} at each collection. */
   static void register(Meter m, Sidecar sidecar) {
     ObservableLongMeasurement lost = m.counterBuilder(EVENTS_LOST)
-        .setDescription("Events lost in the kernel, by probe and reason (ring buffer full, user memory unreadable)")
+        .setDescription("Events lost in the kernel, by probe and reason (ring buffer full, user memory unreadable); exec notices as probe sched_process_exec")
         .buildObserver();
     ObservableLongMeasurement unidentified = m.counterBuilder("gospan.connections.unidentified")
         .setDescription("Streams whose start's connection could not be followed to its socket (a net.Conn type not in the"
@@ -88,6 +88,10 @@ final class ProbeTelemetry {
               noParent.record(c.noParent(), p);
             }
           });
+          if (sidecar.watchesExecs()) {
+            lost.record(sidecar.probes().execNoticesLost(),
+                Attributes.of(PROBE, "sched_process_exec", REASON, "ring_buffer_full"));
+          }
           undecodable.record(sidecar.probes().malformedRecords());
         },
         lost, unidentified, hits, skipped, truncated, outside, noParent, undecodable);

@@ -159,7 +159,7 @@ public final class Sidecar implements AutoCloseable {
     try {
       s.probes.watchExecs(s.tracer::execed);
       s.execsWatched = true;
-      s.tracer.execNoticesOn();
+      s.tracer.execNoticesOn(s.probes::execNoticesLost);
     } catch (io.gospan.receiver.probe.ProbeException e) {
       LOG.warn("no exec notices ({}): new processes are found by the /proc scan alone, every {} ms",
           e.getMessage(), options.scanInterval().toMillis());

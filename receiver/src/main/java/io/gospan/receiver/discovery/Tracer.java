@@ -105,6 +105,9 @@ public final class Tracer implements AutoCloseable {
   private final Preference preference;
   private final boolean responseHeaders;
   private final ProcessWatcher watcher;
+  /** Exec notices dropped before they reached {@link #execed} (see {@link #execNoticesOn(java.util.function.LongSupplier)}). */
+  private volatile java.util.function.LongSupplier execNoticesDropped = () -> 0;
+  private long execNoticesDroppedSeen; // discovery thread
 
   /** pid → binary, for traced processes: written by the discovery thread, read by any. */
   private final Map<Integer, TracedBinary> traced = new ConcurrentHashMap<>();
@@ -189,6 +192,16 @@ public final class Tracer implements AutoCloseable {
 
   /** Exec notices reach {@link #execed}: scans need not re-check ignored processes' start times. */
   public void execNoticesOn() {
+    execNoticesOn(() -> 0);
+  }
+
+  /**
+   * As {@link #execNoticesOn()}, with the count of notices dropped before they reached {@link
+   * #execed} (the kernel's, a full buffer): read at each scan; when it rose, that scan lists {@code
+   * /proc} and re-checks start times. Logged once.
+   */
+  public void execNoticesOn(java.util.function.LongSupplier dropped) {
+    this.execNoticesDropped = dropped;
     watcher.execNoticesOn();
   }
 
@@ -325,6 +338,7 @@ public final class Tracer implements AutoCloseable {
 
   private void scanOnce(boolean listing) {
     long now = System.nanoTime();
+    checkExecNoticesDropped();
     PortLookup ports = new PortLookup(procFs);
     if (!listing && listed && !watcher.listingNeeded() && now - lastListing < LISTING_INTERVAL_NANOS) {
       watcher.scanFollowed().exited().forEach(this::exited);
@@ -339,6 +353,24 @@ public final class Tracer implements AutoCloseable {
     attacher.expireLingering();
     judgeAwaitingPort(now, ports);
     changes.started().forEach(pid -> consider(pid, ports));
+  }
+
+  /** Whether exec notices were dropped since the last scan: then this scan lists {@code /proc}. */
+  private void checkExecNoticesDropped() {
+    long dropped;
+    try {
+      dropped = execNoticesDropped.getAsLong();
+    } catch (RuntimeException e) { // the BPF object closed under a scan: shutting down
+      return;
+    }
+    if (dropped > execNoticesDroppedSeen) {
+      if (execNoticesDroppedSeen == 0) {
+        LOG.warn("{} exec notices dropped (more execs than their buffer holds between two reads): scans list /proc"
+            + " when that happens (counted in gospan.events.lost{{probe=\"sched_process_exec\"}})", dropped);
+      }
+      execNoticesDroppedSeen = dropped;
+      watcher.execNoticeLost();
+    }
   }
 
   /** Judges again the processes waiting for their {@code open_port} whose time has come. */

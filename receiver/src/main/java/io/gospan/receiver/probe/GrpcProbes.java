@@ -460,6 +460,20 @@ public final class GrpcProbes implements AutoCloseable {
     return n;
   }
 
+  /**
+   * Exec notices the kernel dropped because their ring buffer was full (bpf/process.bpf.h {@code
+   * execs_lost}): 0 until {@link #watchExecs}. One {@code bpf(MAP_LOOKUP_ELEM)}.
+   */
+  public long execNoticesLost() {
+    if (execs == null) {
+      return 0;
+    }
+    byte[] key = new byte[4];
+    return object.map("execs_lost").lookup(key)
+        .map(v -> ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong())
+        .orElse(0L);
+  }
+
   /** Records dropped because they could not be decoded. */
   public long malformedRecords() {
     return decoder.malformed();

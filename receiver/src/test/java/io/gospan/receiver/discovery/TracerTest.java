@@ -102,6 +102,28 @@ class TracerTest {
     }
   }
 
+  /** Notices the kernel dropped (a full buffer) count as lost: the next periodic scan lists /proc. */
+  @Test
+  void execNoticesDroppedInTheKernelMakeTheNextPeriodicScanListProc() throws Exception {
+    process(410, 1000, "/bin/sh");
+    ProcFs procFs = new ProcFs(proc);
+    java.util.concurrent.atomic.AtomicLong dropped = new java.util.concurrent.atomic.AtomicLong();
+    try (Tracer tracer = tracer(procFs)) {
+      tracer.execNoticesOn(dropped::get);
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).isEqualTo(1);
+      process(411, 2000, "/bin/ls"); // its notice dropped in the kernel
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).as("nothing dropped yet: not listed").isEqualTo(1);
+      dropped.set(3);
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).as("dropped notices: listed").isEqualTo(2);
+      process(412, 3000, "/bin/cat");
+      tracer.periodicScan();
+      assertThat(tracer.inspections()).as("the count did not rise again: not listed").isEqualTo(2);
+    }
+  }
+
   @Test
   void withoutExecNoticesEveryPeriodicScanListsProc() throws Exception {
     process(500, 1000, "/bin/sh");
