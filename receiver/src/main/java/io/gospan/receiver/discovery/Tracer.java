@@ -366,7 +366,7 @@ public final class Tracer implements AutoCloseable {
     if (dropped > execNoticesDroppedSeen) {
       if (execNoticesDroppedSeen == 0) {
         LOG.warn("{} exec notices dropped (more execs than their buffer holds between two reads): scans list /proc"
-            + " when that happens (counted in gospan.events.lost{{probe=\"sched_process_exec\"}})", dropped);
+            + " when that happens (counted in gospan.events.lost{probe=\"sched_process_exec\"})", dropped);
       }
       execNoticesDroppedSeen = dropped;
       watcher.execNoticeLost();

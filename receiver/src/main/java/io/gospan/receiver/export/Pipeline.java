@@ -70,8 +70,9 @@ import org.slf4j.LoggerFactory;
  * telemetry.http}). RED metrics carry each traced process's resource, so they go over OTLP only.
  *
  * <p>Threads: one scheduler (stream timeouts and link waits every 100–500 ms as the event rate
- * asks, every second once no event came for 10 s; clock recalibration every minute; drop reports), the SDK's span export worker, the export queue's sender, the SDK's
- * periodic metric reader, the Prometheus HTTP server.
+ * asks, every second once no event came for 10 s; clock recalibration every minute; drop
+ * reports), the SDK's span export worker, the export queue's sender, the SDK's periodic metric
+ * reader, the Prometheus HTTP server.
  */
 public final class Pipeline implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
