@@ -124,6 +124,27 @@ class TracerTest {
     }
   }
 
+  /**
+   * While exec notices arrive and none was lost, a periodic scan only checks the traced pids for
+   * exit: it comes every 2 s; without notices, or after a lost one, every scan interval.
+   */
+  @Test
+  void thePeriodicScanComesEveryTwoSecondsOnlyWhileExecNoticesArrive() throws Exception {
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = tracer(procFs)) {
+      tracer.scanInterval(java.time.Duration.ofMillis(500));
+      assertThat(tracer.nextScanDelay()).as("no exec notices").isEqualTo(500_000_000L);
+      tracer.execNoticesOn();
+      assertThat(tracer.nextScanDelay()).isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
+      tracer.execNoticeLost();
+      assertThat(tracer.nextScanDelay()).as("a notice lost: the next scan lists /proc soon").isEqualTo(500_000_000L);
+      tracer.periodicScan();
+      assertThat(tracer.nextScanDelay()).as("listed: quiet again").isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
+      tracer.scanInterval(java.time.Duration.ofSeconds(5));
+      assertThat(tracer.nextScanDelay()).as("a scan interval above 2 s is kept").isEqualTo(5_000_000_000L);
+    }
+  }
+
   @Test
   void withoutExecNoticesEveryPeriodicScanListsProc() throws Exception {
     process(500, 1000, "/bin/sh");
@@ -144,6 +165,8 @@ class TracerTest {
     try (Tracer tracer = new Tracer(procFs, byPort, new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
         io.gospan.offsets.resolve.Preference.DWARF)) {
       tracer.execNoticesOn();
+      tracer.scanInterval(java.time.Duration.ofMillis(500));
+      assertThat(tracer.nextScanDelay()).as("nothing waits: scans every 2 s").isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
       process(700, 1000, server.toString());
       network(700, "", 7001);
       process(701, 1000, "/bin/true");
@@ -151,6 +174,7 @@ class TracerTest {
       tracer.periodicScan();
       assertThat(tracer.awaitingPort()).as("a grpc-go program not listening yet waits; a non-Go one does not")
           .containsExactly(700);
+      assertThat(tracer.nextScanDelay()).as("one waits for its port: every scan interval").isEqualTo(500_000_000L);
       assertThat(tracer.inspections()).isEqualTo(2);
       tracer.periodicScan();
       assertThat(tracer.awaitingPort()).containsExactly(700);
