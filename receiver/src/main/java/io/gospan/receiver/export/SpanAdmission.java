@@ -211,7 +211,7 @@ final class SpanAdmission {
         loggedBehindNanos = now | 1;
         shedAtLog = shedTraces.get();
         log.warn("behind (span processor queue {}% full, events read {} ms after their probe hit): shedding new traces"
-            + " whole until it catches up (counted in {}{{reason=\"shed\"}} and {}; said at most every {} s)",
+            + " whole until it catches up (counted in {}{reason=\"shed\"} and {}; said at most every {} s)",
             Math.round(fill * 100), TimeUnit.NANOSECONDS.toMillis(lagNanos), DROPPED, TRACES_SHED,
             TimeUnit.NANOSECONDS.toSeconds(LOG_EVERY_NANOS));
         caughtUpToLog = true;
@@ -270,7 +270,7 @@ final class SpanAdmission {
     reportedFullSpans += full;
     if (shed + full > 0 || traces > 0) {
       log.warn("span processor queue: dropped {} span(s) since the last report: {} shed ({} whole trace(s)), {} queue_full;"
-          + " {} span(s) ({} bytes) waiting (counted in {}{{reason}} and {})", shed + full, shed, traces, full,
+          + " {} span(s) ({} bytes) waiting (counted in {}{reason} and {})", shed + full, shed, traces, full,
           queuedSpans.get(), queuedBytes.get(), DROPPED, TRACES_SHED);
     }
     return shed + full;
