@@ -218,15 +218,11 @@ public final class Tracer implements AutoCloseable {
     return firstScan.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  /** Exec notices reach {@link #execed}: scans need not re-check ignored processes' start times. */
-  public void execNoticesOn() {
-    execNoticesOn(() -> 0);
-  }
-
   /**
-   * As {@link #execNoticesOn()}, with the count of notices dropped before they reached {@link
-   * #execed} (the kernel's, a full buffer): read at each scan; when it rose, that scan lists {@code
-   * /proc} and re-checks start times. Logged once.
+   * Exec notices reach {@link #execed}: scans need not re-check ignored processes' start times.
+   * {@code dropped} counts the notices dropped before they reached it (the kernel's, a full buffer):
+   * read at each scan; when it rose, that scan lists {@code /proc} and re-checks start times. Logged
+   * once.
    */
   public void execNoticesOn(java.util.function.LongSupplier dropped) {
     this.execNoticesDropped = dropped;

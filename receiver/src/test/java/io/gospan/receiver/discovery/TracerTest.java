@@ -62,7 +62,7 @@ class TracerTest {
     process(300, 9000, "/bin/sh");
     ProcFs procFs = new ProcFs(proc);
     try (Tracer tracer = tracer(procFs)) {
-      tracer.execNoticesOn();
+      tracer.execNoticesOn(() -> 0);
       tracer.scan();
       assertThat(tracer.inspections()).isEqualTo(1);
       // the shell execs another program: same pid, same start time; a scan alone does not look again
@@ -87,7 +87,7 @@ class TracerTest {
     process(400, 1000, "/bin/sh");
     ProcFs procFs = new ProcFs(proc);
     try (Tracer tracer = tracer(procFs)) {
-      tracer.execNoticesOn();
+      tracer.execNoticesOn(() -> 0);
       tracer.periodicScan();
       assertThat(tracer.inspections()).as("the first periodic scan lists /proc").isEqualTo(1);
       process(401, 2000, "/bin/ls"); // its exec notice never arrives
@@ -134,7 +134,7 @@ class TracerTest {
     try (Tracer tracer = tracer(procFs)) {
       tracer.scanInterval(java.time.Duration.ofMillis(500));
       assertThat(tracer.nextScanDelay()).as("no exec notices").isEqualTo(500_000_000L);
-      tracer.execNoticesOn();
+      tracer.execNoticesOn(() -> 0);
       assertThat(tracer.nextScanDelay()).isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
       tracer.execNoticeLost();
       assertThat(tracer.nextScanDelay()).as("a notice lost: the next scan lists /proc soon").isEqualTo(500_000_000L);
@@ -164,7 +164,7 @@ class TracerTest {
     ProcessSelector byPort = new ProcessSelector(List.of(new ProcessSelector.Rule(null, null, 50051, null)), List.of());
     try (Tracer tracer = new Tracer(procFs, byPort, new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
         io.gospan.offsets.resolve.Preference.DWARF)) {
-      tracer.execNoticesOn();
+      tracer.execNoticesOn(() -> 0);
       tracer.scanInterval(java.time.Duration.ofMillis(500));
       assertThat(tracer.nextScanDelay()).as("nothing waits: scans every 2 s").isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
       process(700, 1000, server.toString());
