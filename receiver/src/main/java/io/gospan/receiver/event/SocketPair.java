@@ -19,6 +19,19 @@ public record SocketPair(Endpoint local, Endpoint remote) {
     public Ip {
       Objects.requireNonNull(address, "address");
     }
+
+    // equals and hashCode written out, here and in SocketPair: span assembly looks up ends in hash
+    // maps for every event, where a record's generated methods (method-handle chains) showed in the
+    // profile (docs/benchmarks.md)
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Ip ip && ip.address.equals(address);
+    }
+
+    @Override
+    public int hashCode() {
+      return address.hashCode();
+    }
   }
 
   /**
@@ -41,6 +54,16 @@ public record SocketPair(Endpoint local, Endpoint remote) {
     public int hashCode() {
       return Long.hashCode(inode);
     }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof SocketPair p && p.local.equals(local) && p.remote.equals(remote);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * local.hashCode() + remote.hashCode();
   }
 
   public SocketPair {

@@ -70,6 +70,9 @@ final class SpanAdmission {
   private final long minShedNanos;
   private final long maxSpans;
   private final long maxBytes;
+  /** {@link #SHED_FROM} of {@link #maxSpans} and {@link #maxBytes}. */
+  private final double shedFromSpans;
+  private final double shedFromBytes;
   private final AtomicLong queuedSpans = new AtomicLong();
   private final AtomicLong queuedBytes = new AtomicLong();
   // totals since start, and what report() last logged
@@ -103,6 +106,8 @@ final class SpanAdmission {
     this.minShedNanos = TimeUnit.MILLISECONDS.toNanos(minShedMillis);
     this.maxSpans = maxSpans;
     this.maxBytes = maxBytes;
+    this.shedFromSpans = maxSpans * SHED_FROM;
+    this.shedFromBytes = maxBytes * SHED_FROM;
     this.dropped = meter.counterBuilder(DROPPED).setUnit("{span}")
         .setDescription("Spans dropped before the span processor's queue: shed (a whole trace, the sidecar was behind),"
             + " queue_full (the queue's bound in spans or bytes)")
@@ -199,10 +204,12 @@ final class SpanAdmission {
 
   /** Turns shedding on and off (under this). */
   private void updateShedding() {
-    double fill = Math.max(queuedSpans.get() / (double) maxSpans, queuedBytes.get() / (double) maxBytes);
-    if (!shedding && fill < SHED_FROM && lateSinceNanos == 0) {
-      return; // admitting, and nothing says to stop: most spans (no clock read)
+    long spans = queuedSpans.get();
+    long bytes = queuedBytes.get();
+    if (!shedding && spans < shedFromSpans && bytes < shedFromBytes && lateSinceNanos == 0) {
+      return; // admitting, and nothing says to stop: most spans (no division, no clock read)
     }
+    double fill = Math.max(spans / (double) maxSpans, bytes / (double) maxBytes);
     long now = System.nanoTime();
     if (!shedding && (fill >= SHED_FROM || late())) {
       shedding = true;

@@ -189,6 +189,13 @@ public final class SpanAssembler {
     public int hashCode() {
       return RecentEnds.hash(connection, streamId, ((long) pid) << 1 | side.ordinal());
     }
+
+    /** Written out: a record's generated equals is a method-handle chain the profile showed on every event. */
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof StreamKey k && k.connection == connection && k.streamId == streamId && k.pid == pid
+          && k.side == side;
+    }
   }
 
   /**
@@ -209,6 +216,12 @@ public final class SpanAssembler {
     @Override
     public int hashCode() {
       return RecentEnds.hash(streamId, 0, clientEnd.hashCode());
+    }
+
+    /** Written out, as {@link StreamKey#equals}. */
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof FlowKey k && k.streamId == streamId && k.clientEnd.equals(clientEnd);
     }
 
     static FlowKey of(Side side, SocketPair s, int streamId) {
@@ -1495,7 +1508,21 @@ public final class SpanAssembler {
    * What a span's attributes are made of when it has no metadata, no truncated header and ended
    * complete: most spans. Spans of one method, status and connection share one {@link Attributes}.
    */
-  private record AttributesKey(Side side, String fullMethod, GrpcStatus status, String authority, SocketPair sockets) {}
+  private record AttributesKey(Side side, String fullMethod, GrpcStatus status, String authority, SocketPair sockets) {
+    /** Written out, as {@link StreamKey#equals}: looked up for every span. */
+    @Override
+    public int hashCode() {
+      return ((Objects.hashCode(fullMethod) * 31 + Objects.hashCode(authority)) * 31 + Objects.hashCode(sockets)) * 31
+          + (status == null ? -1 : status.ordinal()) * 2 + side.ordinal();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof AttributesKey k && k.side == side && k.status == status
+          && Objects.equals(k.fullMethod, fullMethod) && Objects.equals(k.authority, authority)
+          && Objects.equals(k.sockets, sockets);
+    }
+  }
 
   private static final int ATTRIBUTES_CACHE_SIZE = 4096;
 
