@@ -20,6 +20,11 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class CountingOtlpReceiver implements AutoCloseable {
   final LongAdder spans = new LongAdder();
+  /** Export requests and their serialized size (bytes), OTLP/gRPC and OTLP/HTTP together. */
+  final LongAdder requests = new LongAdder();
+  final LongAdder requestBytes = new LongAdder();
+  final java.util.concurrent.atomic.LongAccumulator largestRequestBytes =
+      new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
   private final Server server;
   private final com.sun.net.httpserver.HttpServer http;
 
@@ -30,6 +35,7 @@ final class CountingOtlpReceiver implements AutoCloseable {
                 new TraceServiceGrpc.TraceServiceImplBase() {
                   @Override
                   public void export(ExportTraceServiceRequest request, StreamObserver<ExportTraceServiceResponse> response) {
+                    count(request);
                     for (ResourceSpans rs : request.getResourceSpansList()) {
                       for (ScopeSpans ss : rs.getScopeSpansList()) {
                         spans.add(ss.getSpansCount());
@@ -45,6 +51,7 @@ final class CountingOtlpReceiver implements AutoCloseable {
     http.createContext("/v1/traces", exchange -> {
       try (exchange) {
         ExportTraceServiceRequest request = ExportTraceServiceRequest.parseFrom(exchange.getRequestBody());
+        count(request);
         for (ResourceSpans rs : request.getResourceSpansList()) {
           for (ScopeSpans ss : rs.getScopeSpansList()) {
             spans.add(ss.getSpansCount());
@@ -58,6 +65,20 @@ final class CountingOtlpReceiver implements AutoCloseable {
     });
     http.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(2));
     http.start();
+  }
+
+  private void count(ExportTraceServiceRequest request) {
+    int size = request.getSerializedSize();
+    requests.increment();
+    requestBytes.add(size);
+    largestRequestBytes.accumulate(size);
+  }
+
+  /** Requests, bytes per span and the largest request so far, one line. */
+  String sizes() {
+    long n = spans.sum();
+    return String.format("%d export requests, %.0f bytes per span, the largest %d bytes", requests.sum(),
+        n == 0 ? 0.0 : requestBytes.sum() / (double) n, largestRequestBytes.get());
   }
 
   /** {@code http://127.0.0.1:<port>} of OTLP/HTTP (append {@code /v1/traces}). */

@@ -253,7 +253,7 @@ public final class LoadBenchmark {
       }
     }
     if (receiver != null) {
-      System.out.printf("%nOTLP/gRPC receiver counted %d spans%n", receiver.spans.sum());
+      System.out.printf("%nOTLP/gRPC receiver counted %d spans; %s%n", receiver.spans.sum(), receiver.sizes());
       receiver.close();
     }
     List<String> summary = new ArrayList<>();
