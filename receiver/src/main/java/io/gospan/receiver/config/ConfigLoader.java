@@ -420,6 +420,7 @@ public final class ConfigLoader {
         "exporter.batch.max_export_batch_size",
         "must not exceed exporter.batch.max_queue_size (" + b.maxQueueSize() + ")");
     check(isPositive(b.scheduleDelay()), "exporter.batch.schedule_delay", "must be greater than zero");
+    check(b.maxExportRequestBytes() >= 64 * 1024, "exporter.batch.max_export_request_bytes", "must be at least 64KiB");
     var r = ex.retry();
     check(r.maxAttempts() >= 1 && r.maxAttempts() <= 5, "exporter.retry.max_attempts", "must be 1 (no retry) to 5");
     check(isPositive(r.initialBackoff()), "exporter.retry.initial_backoff", "must be greater than zero");

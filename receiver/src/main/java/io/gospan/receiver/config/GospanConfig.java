@@ -168,7 +168,7 @@ public record GospanConfig(
       type = type != null ? type : ExporterType.OTLP;
       otlp = otlp != null ? otlp : new OtlpConfig(null, null, null, null, null, null, null, null);
       file = file != null ? file : new FileConfig(null, null);
-      batch = batch != null ? batch : new BatchConfig(null, null, null, null);
+      batch = batch != null ? batch : new BatchConfig(null, null, null, null, null);
       retry = retry != null ? retry : new RetryConfig(null, null, null);
     }
   }
@@ -294,9 +294,17 @@ public record GospanConfig(
       Integer maxQueueSize,
       @com.fasterxml.jackson.databind.annotation.JsonDeserialize(using = ByteSizeParser.class) Long maxQueueBytes,
       Integer maxExportBatchSize,
-      Duration scheduleDelay) {
+      Duration scheduleDelay,
+      @com.fasterxml.jackson.databind.annotation.JsonDeserialize(using = ByteSizeParser.class) Long maxExportRequestBytes) {
     /** Default bound of the span processor's queue in bytes (estimated heap of the spans): 8 MiB. */
     public static final long DEFAULT_MAX_QUEUE_BYTES = 8L << 20;
+    /**
+     * Default bound of one export request: 3 MiB of OTLP protobuf before compression, below the 4 MiB
+     * (4,194,304 bytes) a gRPC server takes by default (grpc-go's {@code defaultServerMaxReceiveMessageSize},
+     * and so the OpenTelemetry Collector's and Jaeger's OTLP/gRPC receivers unless configured), with
+     * room for the estimate's error.
+     */
+    public static final long DEFAULT_MAX_EXPORT_REQUEST_BYTES = 3L << 20;
 
     public BatchConfig {
       maxQueueSize = maxQueueSize != null ? maxQueueSize : 32768;
@@ -307,6 +315,7 @@ public record GospanConfig(
       // takes longer than the delay to fill (below ~2,000 spans/s at 1 s, ~400 at 5 s), a longer
       // delay means fewer exports
       scheduleDelay = scheduleDelay != null ? scheduleDelay : Duration.ofSeconds(5);
+      maxExportRequestBytes = maxExportRequestBytes != null ? maxExportRequestBytes : DEFAULT_MAX_EXPORT_REQUEST_BYTES;
     }
   }
 

@@ -218,7 +218,7 @@ public final class Pipeline implements AutoCloseable {
     var batch = config.exporter().batch();
     this.admission = new SpanAdmission(batch.maxQueueSize(), batch.maxQueueBytes(), meter);
     this.spans =
-        BatchSpanProcessor.builder(admission.tracking(exportFailures))
+        BatchSpanProcessor.builder(admission.tracking(new RequestSplitter(exportFailures, batch.maxExportRequestBytes())))
             .setMaxQueueSize(batch.maxQueueSize())
             .setMaxExportBatchSize(batch.maxExportBatchSize())
             .setScheduleDelay(batch.scheduleDelay())

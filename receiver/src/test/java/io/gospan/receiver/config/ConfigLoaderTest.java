@@ -165,7 +165,7 @@ class ConfigLoaderTest {
                 timeout: 3s
                 tls: {ca_file: %s, cert_file: %s, key_file: %s}
               file: {path: /tmp/s.jsonl, metrics_path: /tmp/m.jsonl}
-              batch: {max_queue_size: 100, max_export_batch_size: 10, schedule_delay: 200ms}
+              batch: {max_queue_size: 100, max_export_batch_size: 10, schedule_delay: 200ms, max_export_request_bytes: 1MiB}
               retry: {max_attempts: 3, initial_backoff: 100ms, max_backoff: 1s}
             metrics:
               enabled: false
@@ -191,6 +191,8 @@ class ConfigLoaderTest {
     assertThat(o.tls().certFile()).isEqualTo(cert.toString());
     assertThat(c.exporter().file().metricsPath()).isEqualTo("/tmp/m.jsonl");
     assertThat(c.exporter().batch().scheduleDelay()).isEqualTo(Duration.ofMillis(200));
+    assertThat(c.exporter().batch().maxExportRequestBytes()).isEqualTo(1L << 20);
+    assertThat(parse("").exporter().batch().maxExportRequestBytes()).isEqualTo(3L << 20);
     assertThat(c.exporter().retry().maxAttempts()).isEqualTo(3);
     assertThat(c.metrics().enabled()).isFalse();
     assertThat(c.telemetry().http().enabled()).isFalse();
@@ -261,6 +263,7 @@ class ConfigLoaderTest {
     assertProblem("exporter:\n  retry: {max_attempts: 9}\n", "exporter.retry.max_attempts");
     assertProblem("exporter:\n  batch: {max_queue_size: 10, max_export_batch_size: 20}\n",
         "exporter.batch.max_export_batch_size");
+    assertProblem("exporter:\n  batch: {max_export_request_bytes: 4KiB}\n", "exporter.batch.max_export_request_bytes");
     assertProblem("telemetry:\n  http: {address: nowhere}\n", "telemetry.http.address");
     assertProblem("offsets:\n  prefer: guess\n", "offsets", "dwarf or catalog");
     assertThat(parse("offsets: {prefer: catalog}").offsets().preferCatalog()).isTrue();
