@@ -393,6 +393,9 @@ final class ExportQueue implements SpanExporter {
    * without a cause is retried.
    */
   static boolean retryable(Throwable t) {
+    if (RequestSplitter.tooLarge(t)) {
+      return false; // larger than the collector takes even alone: sending it again cannot help
+    }
     if (t instanceof FailedExportException.GrpcExportException g) {
       return !g.failedWithResponse() || RETRYABLE_GRPC.contains(g.getResponse().getStatusCode());
     }
@@ -406,7 +409,7 @@ final class ExportQueue implements SpanExporter {
     return true;
   }
 
-  private static String describe(Throwable t) {
+  static String describe(Throwable t) {
     if (t == null) {
       return "export failed";
     }

@@ -203,22 +203,25 @@ public final class Pipeline implements AutoCloseable {
     var queueConfig = config.exporter().queue();
     boolean queued = queueConfig.enabled() && config.exporter().type() == ExporterType.OTLP;
     ExportQueue[] queue = {null};
+    var batch = config.exporter().batch();
     java.util.function.UnaryOperator<SpanExporter> wrap = e -> {
+      // each batch in requests within the collector's message size (below the export queue, which
+      // keeps and retries batches whole)
+      SpanExporter split = new RequestSplitter(e, batch.maxExportRequestBytes());
       if (!queued) {
-        return e;
+        return split;
       }
       long attemptMillis = config.exporter().otlp().forSignal(io.gospan.receiver.config.OtlpSignal.TRACES).timeout().toMillis() + 1000;
-      queue[0] = ExportQueue.create(queueConfig, e, attemptMillis, meter);
+      queue[0] = ExportQueue.create(queueConfig, split, attemptMillis, meter);
       return queue[0];
     };
     SpanExporter spanExporter =
         b.spanExporter != null ? wrap.apply(b.spanExporter) : Exporters.spanExporter(config.exporter(), wrap);
     this.exportQueue = queue[0];
     this.exportFailures = new ExportFailureLog(spanExporter);
-    var batch = config.exporter().batch();
     this.admission = new SpanAdmission(batch.maxQueueSize(), batch.maxQueueBytes(), meter);
     this.spans =
-        BatchSpanProcessor.builder(admission.tracking(new RequestSplitter(exportFailures, batch.maxExportRequestBytes())))
+        BatchSpanProcessor.builder(admission.tracking(exportFailures))
             .setMaxQueueSize(batch.maxQueueSize())
             .setMaxExportBatchSize(batch.maxExportBatchSize())
             .setScheduleDelay(batch.scheduleDelay())

@@ -3,8 +3,10 @@ package io.gospan.receiver.export;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.exporter.internal.FailedExportException;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
+import io.opentelemetry.sdk.common.export.GrpcStatusCode;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.data.EventData;
 import io.opentelemetry.sdk.trace.data.LinkData;
@@ -21,20 +23,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sends each batch the span processor hands over in export requests of at most {@code maxBytes}
- * (the OTLP {@code ExportTraceServiceRequest}'s protobuf before compression, estimated from above
- * by {@link #estimate}), the spans in their order. The span processor bounds a batch in spans only,
- * while a gRPC server refuses a larger message whole: {@code RESOURCE_EXHAUSTED}, "grpc: received
- * message larger than max (… vs. 4194304)", 4 MiB by default in grpc-go (server.go {@code
+ * Sends each batch in export requests of at most {@code maxBytes} (the OTLP {@code
+ * ExportTraceServiceRequest}'s protobuf before compression, estimated from above by {@link
+ * #estimate}), the spans in their order. The span processor bounds a batch in spans only, while a
+ * gRPC server refuses a larger message whole: {@code RESOURCE_EXHAUSTED}, "grpc: received message
+ * larger than max (… vs. 4194304)", 4 MiB by default in grpc-go (server.go {@code
  * defaultServerMaxReceiveMessageSize}), so in the OpenTelemetry Collector's and Jaeger's OTLP/gRPC
- * receivers unless configured. Every span of a refused request is lost, and retrying it cannot
- * help. A span larger than the bound on its own goes in a request of its own.
+ * receivers unless configured. Every span of a refused request is lost, and sending it again as it
+ * is cannot help.
  *
- * <p>A batch within the bound (the usual case: 2,048 spans of ~400 bytes on the wire in the load
- * benchmark, ~830 KB) goes through as it is. A
- * split batch's result succeeds when every request's does; the span processor counts a failure
- * against the whole batch ({@code otel.sdk.processor.span.processed{error.type}}), the delegate's
- * failure log ({@link ExportFailureLog}) per request.
+ * <ul>
+ *   <li>A batch within the bound (the usual case: 2,048 spans of ~400 bytes on the wire in the load
+ *       benchmark, ~830 KB) goes as one request; a span larger than the bound alone goes in a
+ *       request of its own.
+ *   <li>A request the collector still refuses as too large ({@link #tooLarge}: its limit is below
+ *       the bound) is sent again in halves, down to single spans; a single span refused so fails
+ *       the export, and the export queue counts it as refused instead of retrying it.
+ *   <li>It sits below the export queue, which keeps and retries a batch whole: the result is the
+ *       batch's, successful when every request's is.
+ * </ul>
  */
 final class RequestSplitter implements SpanExporter {
   private static final Logger log = LoggerFactory.getLogger(RequestSplitter.class);
@@ -59,6 +66,7 @@ final class RequestSplitter implements SpanExporter {
   private final long maxBytes;
   private final AtomicBoolean splitLogged = new AtomicBoolean();
   private final AtomicBoolean oversizedLogged = new AtomicBoolean();
+  private final AtomicBoolean halvedLogged = new AtomicBoolean();
 
   /**
    * Attribute sets' estimates by identity, direct-mapped, as in {@link SpanSizes}: span assembly
@@ -87,7 +95,7 @@ final class RequestSplitter implements SpanExporter {
       total += estimate(s) + (resources.add(s.getResource()) ? resourceEstimate(s) : 0);
     }
     if (total <= maxBytes) {
-      return delegate.export(spans);
+      return send(spans instanceof List<SpanData> l ? l : new ArrayList<>(spans));
     }
     List<CompletableResultCode> results = new ArrayList<>();
     List<SpanData> request = new ArrayList<>();
@@ -98,7 +106,7 @@ final class RequestSplitter implements SpanExporter {
       boolean newResource = !resources.contains(s.getResource());
       long add = n + (newResource ? resourceEstimate(s) : 0);
       if (!request.isEmpty() && bytes + add > maxBytes) {
-        results.add(delegate.export(request));
+        results.add(send(request));
         request = new ArrayList<>();
         bytes = 0;
         resources.clear();
@@ -115,13 +123,69 @@ final class RequestSplitter implements SpanExporter {
       request.add(s);
       bytes += add;
     }
-    results.add(delegate.export(request));
+    results.add(send(request));
     if (splitLogged.compareAndSet(false, true)) {
       log.info("a batch of {} spans (~{} bytes) was sent in {} requests of at most exporter.batch.max_export_request_bytes"
           + " ({}): a collector refuses a gRPC message over 4 MiB by default (said once)",
           spans.size(), total, results.size(), maxBytes);
     }
     return CompletableResultCode.ofAll(results);
+  }
+
+  /**
+   * Exports {@code request}; when the collector refuses it as too large ({@link #tooLarge}: its
+   * limit is below the bound), sends its halves instead, down to single spans. The result is the
+   * request's, or both halves' together.
+   */
+  private CompletableResultCode send(List<SpanData> request) {
+    CompletableResultCode r = delegate.export(request);
+    if (request.size() < 2) {
+      return r;
+    }
+    CompletableResultCode out = new CompletableResultCode();
+    r.whenComplete(() -> {
+      Throwable t = r.getFailureThrowable();
+      if (r.isSuccess() || !tooLarge(t)) {
+        complete(out, r);
+        return;
+      }
+      if (halvedLogged.compareAndSet(false, true)) {
+        log.warn("the collector refused a request of {} spans as too large ({}): sending requests in halves;"
+            + " set exporter.batch.max_export_request_bytes ({}) below its limit (said once)",
+            request.size(), ExportQueue.describe(t), maxBytes);
+      }
+      int half = request.size() / 2;
+      CompletableResultCode both = CompletableResultCode.ofAll(
+          List.of(send(List.copyOf(request.subList(0, half))), send(List.copyOf(request.subList(half, request.size())))));
+      both.whenComplete(() -> complete(out, both));
+    });
+    return out;
+  }
+
+  private static void complete(CompletableResultCode out, CompletableResultCode from) {
+    if (from.isSuccess()) {
+      out.succeed();
+    } else if (from.getFailureThrowable() != null) {
+      out.failExceptionally(from.getFailureThrowable());
+    } else {
+      out.fail();
+    }
+  }
+
+  /**
+   * Whether an export failed because its request was larger than the collector takes: gRPC {@code
+   * RESOURCE_EXHAUSTED} with grpc-go's "received message larger than max" (or "… after
+   * decompression larger than max", grpc-go rpc_util.go) or grpc-java's "exceeds maximum size"
+   * (MessageDeframer), or HTTP 413 (Content Too Large). Sending it again as it is cannot succeed.
+   */
+  static boolean tooLarge(Throwable t) {
+    if (t instanceof FailedExportException.GrpcExportException g && g.failedWithResponse()) {
+      String d = g.getResponse().getStatusDescription();
+      return g.getResponse().getStatusCode() == GrpcStatusCode.RESOURCE_EXHAUSTED && d != null
+          && (d.contains("larger than max") || d.contains("exceeds maximum size"));
+    }
+    return t instanceof FailedExportException.HttpExportException h && h.failedWithResponse()
+        && h.getResponse().getStatusCode() == 413;
   }
 
   /** An upper estimate of {@code s}'s bytes in an export request, without its resource's and scope's. */

@@ -26,8 +26,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A batch over the 4 MiB a gRPC server takes by default, exported to a real Jaeger v2 (grpc-go's
- * OTLP receiver, its default limit): refused whole when sent as one request, taken whole when
- * {@link RequestSplitter} sends it within {@code exporter.batch.max_export_request_bytes}'s default.
+ * OTLP receiver, its default limit): refused whole when sent as one request; taken whole when
+ * {@link RequestSplitter} sends it within {@code exporter.batch.max_export_request_bytes}'s
+ * default, and when its bound is above the limit (the refused request goes again in halves).
  */
 class RequestSplitterIT {
   static final String SERVICE = "split-it";
@@ -74,25 +75,37 @@ class RequestSplitterIT {
         CompletableResultCode split = splitter.export(batch(traceId, 3_000)).join(30, TimeUnit.SECONDS);
         assertThat(split.isSuccess()).as("the same size in requests within the bound").isTrue();
 
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        int stored = 0;
-        while (System.nanoTime() < deadline) {
-          try {
-            JsonNode trace = jaeger.getJson("/api/traces/" + traceId);
-            stored = trace.path("data").path(0).path("spans").size();
-            if (stored == 3_000) {
-              break;
-            }
-          } catch (AssertionError notYet) {
-            // 404 until Jaeger stores the trace
-          }
-          sleepMillis(200);
-        }
-        assertThat(stored).as("spans of the split batch Jaeger stored").isEqualTo(3_000);
+        assertThat(storedSpans(jaeger, traceId, 3_000)).as("spans of the split batch Jaeger stored").isEqualTo(3_000);
+
+        // a bound above the collector's limit: the refused request goes again in halves
+        String halvedTraceId = "2af7651916cd43dd8448eb211c80319c";
+        RequestSplitter above = new RequestSplitter(otlp, 8L << 20);
+        CompletableResultCode halved = above.export(batch(halvedTraceId, 3_000)).join(30, TimeUnit.SECONDS);
+        assertThat(halved.isSuccess()).as("refused whole, taken in halves").isTrue();
+        assertThat(storedSpans(jaeger, halvedTraceId, 3_000)).as("spans of the halved batch Jaeger stored").isEqualTo(3_000);
       } finally {
         otlp.shutdown().join(10, TimeUnit.SECONDS);
       }
     }
+  }
+
+  /** The spans Jaeger holds of {@code traceId}, polled until {@code expected} or 20 s. */
+  static int storedSpans(Jaeger jaeger, String traceId, int expected) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    int stored = 0;
+    while (System.nanoTime() < deadline) {
+      try {
+        JsonNode trace = jaeger.getJson("/api/traces/" + traceId);
+        stored = trace.path("data").path(0).path("spans").size();
+        if (stored == expected) {
+          break;
+        }
+      } catch (AssertionError notYet) {
+        // 404 until Jaeger stores the trace
+      }
+      sleepMillis(200);
+    }
+    return stored;
   }
 
   private static void sleepMillis(long ms) {

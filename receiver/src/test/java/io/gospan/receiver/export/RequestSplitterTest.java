@@ -10,8 +10,11 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.exporter.internal.otlp.traces.TraceRequestMarshaler;
+import io.opentelemetry.exporter.internal.FailedExportException;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
+import io.opentelemetry.sdk.common.export.GrpcResponse;
+import io.opentelemetry.sdk.common.export.GrpcStatusCode;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.testing.trace.TestSpanData;
 import io.opentelemetry.sdk.trace.data.EventData;
@@ -189,8 +192,65 @@ class RequestSplitterTest {
     assertThat(result.isSuccess()).isFalse();
   }
 
+  /** A collector's refusal of a message over its limit, as grpc-go words it. */
+  static FailedExportException tooLarge(long size) {
+    return FailedExportException.grpcFailedWithResponse(new GrpcResponse() {
+      @Override
+      public GrpcStatusCode getStatusCode() {
+        return GrpcStatusCode.RESOURCE_EXHAUSTED;
+      }
+
+      @Override
+      public String getStatusDescription() {
+        return "grpc: received message larger than max (" + size + " vs. 4194304)";
+      }
+
+      @Override
+      public byte[] getResponseMessage() {
+        return new byte[0];
+      }
+    });
+  }
+
+  @Test
+  void aRequestRefusedAsTooLargeGoesAgainInHalvesDownToOneSpan() {
+    List<SpanData> batch = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      batch.add(span(i, resource(101), serverAttributes("SayHello")));
+    }
+    SpanData alone = batch.get(7);
+    List<List<SpanData>> taken = new ArrayList<>();
+    // a collector whose limit is below the bound: it takes at most 16 spans a request, and never the 8th span
+    SpanExporter collector = new Requests() {
+      @Override
+      public CompletableResultCode export(Collection<SpanData> spans) {
+        if (spans.size() > 16 || spans.contains(alone)) {
+          return CompletableResultCode.ofExceptionalFailure(tooLarge(serializedSize(spans)));
+        }
+        taken.add(List.copyOf(spans));
+        return CompletableResultCode.ofSuccess();
+      }
+    };
+
+    CompletableResultCode result = new RequestSplitter(collector, 3L << 20).export(batch);
+
+    assertThat(result.isDone()).isTrue();
+    assertThat(result.isSuccess()).as("the one span the collector never takes fails the batch").isFalse();
+    assertThat(RequestSplitter.tooLarge(result.getFailureThrowable())).isTrue();
+    List<SpanData> joined = new ArrayList<>();
+    taken.forEach(joined::addAll);
+    List<SpanData> expected = new ArrayList<>(batch);
+    expected.remove(alone);
+    assertThat(joined).containsExactlyElementsOf(expected);
+    assertThat(taken).allSatisfy(r -> assertThat(r.size()).isLessThanOrEqualTo(16));
+    // another refusal is not taken for "too large"
+    assertThat(RequestSplitter.tooLarge(FailedExportException.grpcFailedExceptionally(new java.io.IOException("reset"))))
+        .isFalse();
+    assertThat(ExportQueue.retryable(tooLarge(5_000_000))).as("the export queue does not retry it").isFalse();
+  }
+
   /** The exporter behind: keeps each request, fails one holding {@link #failing}. */
-  static final class Requests implements SpanExporter {
+  static class Requests implements SpanExporter {
     final List<List<SpanData>> got = new ArrayList<>();
     SpanData failing;
 
