@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *       batch's, successful when every request's is.
  * </ul>
  */
-final class RequestSplitter implements SpanExporter {
+final class RequestSplitter implements SpanExporter, ExportQueue.Reconnectable {
   private static final Logger log = LoggerFactory.getLogger(RequestSplitter.class);
 
   /**
@@ -291,6 +291,14 @@ final class RequestSplitter implements SpanExporter {
       }
     }
     return n;
+  }
+
+  /** Passes the export queue's reconnect on to the exporter's channel (the queue sees only this). */
+  @Override
+  public void reconnectNow() {
+    if (delegate instanceof ExportQueue.Reconnectable r) {
+      r.reconnectNow();
+    }
   }
 
   @Override
