@@ -205,14 +205,11 @@ public final class Pipeline implements AutoCloseable {
     ExportQueue[] queue = {null};
     var batch = config.exporter().batch();
     java.util.function.UnaryOperator<SpanExporter> wrap = e -> {
-      // each batch in requests within the collector's message size (below the export queue, which
-      // keeps and retries batches whole)
-      SpanExporter split = new RequestSplitter(e, batch.maxExportRequestBytes());
       if (!queued) {
-        return split;
+        return e;
       }
       long attemptMillis = config.exporter().otlp().forSignal(io.gospan.receiver.config.OtlpSignal.TRACES).timeout().toMillis() + 1000;
-      queue[0] = ExportQueue.create(queueConfig, split, attemptMillis, meter);
+      queue[0] = ExportQueue.create(queueConfig, e, attemptMillis, meter);
       return queue[0];
     };
     SpanExporter spanExporter =
@@ -221,7 +218,9 @@ public final class Pipeline implements AutoCloseable {
     this.exportFailures = new ExportFailureLog(spanExporter);
     this.admission = new SpanAdmission(batch.maxQueueSize(), batch.maxQueueBytes(), meter);
     this.spans =
-        BatchSpanProcessor.builder(admission.tracking(exportFailures))
+        // each batch in requests within the collector's message size, above the failure log and
+        // the export queue (which keep, count and retry each request)
+        BatchSpanProcessor.builder(admission.tracking(new RequestSplitter(exportFailures, batch.maxExportRequestBytes())))
             .setMaxQueueSize(batch.maxQueueSize())
             .setMaxExportBatchSize(batch.maxExportBatchSize())
             .setScheduleDelay(batch.scheduleDelay())

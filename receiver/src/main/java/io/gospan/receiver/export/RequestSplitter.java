@@ -38,12 +38,13 @@ import org.slf4j.LoggerFactory;
  *       request of its own.
  *   <li>A request the collector still refuses as too large ({@link #tooLarge}: its limit is below
  *       the bound) is sent again in halves, down to single spans; a single span refused so fails
- *       the export, and the export queue counts it as refused instead of retrying it.
- *   <li>It sits below the export queue, which keeps and retries a batch whole: the result is the
- *       batch's, successful when every request's is.
+ *       the export. The export queue below does not retry such a refusal ({@link
+ *       ExportQueue#retryable}): it fails the export at once, and comes back here.
+ *   <li>It sits above the failure log and the export queue, which count, keep and retry each
+ *       request: the batch's result is successful when every request's is.
  * </ul>
  */
-final class RequestSplitter implements SpanExporter, ExportQueue.Reconnectable {
+final class RequestSplitter implements SpanExporter {
   private static final Logger log = LoggerFactory.getLogger(RequestSplitter.class);
 
   /**
@@ -291,14 +292,6 @@ final class RequestSplitter implements SpanExporter, ExportQueue.Reconnectable {
       }
     }
     return n;
-  }
-
-  /** Passes the export queue's reconnect on to the exporter's channel (the queue sees only this). */
-  @Override
-  public void reconnectNow() {
-    if (delegate instanceof ExportQueue.Reconnectable r) {
-      r.reconnectNow();
-    }
   }
 
   @Override
