@@ -41,7 +41,9 @@ final class ExportFailureLog implements SpanExporter {
     }
     CompletableResultCode result = r;
     result.whenComplete(() -> {
-      if (!result.isSuccess()) {
+      // a request of several spans refused as too large is not lost: RequestSplitter, above, sends
+      // it again in halves (each counted here on its own)
+      if (!result.isSuccess() && !(n > 1 && RequestSplitter.tooLarge(result.getFailureThrowable()))) {
         failedExports.incrementAndGet();
         spansLost.addAndGet(n);
         Throwable t = result.getFailureThrowable();

@@ -232,7 +232,8 @@ class RequestSplitterTest {
       }
     };
 
-    CompletableResultCode result = new RequestSplitter(collector, 3L << 20).export(batch);
+    ExportFailureLog failures = new ExportFailureLog(collector); // between them, as in the pipeline
+    CompletableResultCode result = new RequestSplitter(failures, 3L << 20).export(batch);
 
     assertThat(result.isDone()).isTrue();
     assertThat(result.isSuccess()).as("the one span the collector never takes fails the batch").isFalse();
@@ -243,6 +244,7 @@ class RequestSplitterTest {
     expected.remove(alone);
     assertThat(joined).containsExactlyElementsOf(expected);
     assertThat(taken).allSatisfy(r -> assertThat(r.size()).isLessThanOrEqualTo(16));
+    assertThat(failures.report()).as("spans lost: the one span never taken, not the halved requests'").isEqualTo(1);
     // another refusal is not taken for "too large"
     assertThat(RequestSplitter.tooLarge(FailedExportException.grpcFailedExceptionally(new java.io.IOException("reset"))))
         .isFalse();
