@@ -69,13 +69,8 @@ final class RequestSplitter implements SpanExporter {
   private final AtomicBoolean oversizedLogged = new AtomicBoolean();
   private final AtomicBoolean halvedLogged = new AtomicBoolean();
 
-  /**
-   * Attribute sets' estimates by identity, direct-mapped, as in {@link SpanSizes}: span assembly
-   * shares one set among the spans of a method, status and connection. An entry is immutable.
-   */
-  private final Sized[] sized = new Sized[64];
-
-  private record Sized(Attributes attributes, long size) {}
+  /** Attribute sets' estimates by identity. */
+  private final AttributesMemo sized = new AttributesMemo(RequestSplitter::attributes);
 
   /**
    * @param maxBytes the bound of one request in bytes (≥ 1)
@@ -191,7 +186,7 @@ final class RequestSplitter implements SpanExporter {
 
   /** An upper estimate of {@code s}'s bytes in an export request, without its resource's and scope's. */
   long estimate(SpanData s) {
-    long n = SPAN_BASE + field(utf8Length(s.getName())) + sharedAttributes(s.getAttributes());
+    long n = SPAN_BASE + field(utf8Length(s.getName())) + sized.size(s.getAttributes());
     n += field(traceStateLength(s.getSpanContext().getTraceState()));
     String description = s.getStatus().getDescription();
     if (description != null) {
@@ -226,18 +221,6 @@ final class RequestSplitter implements SpanExporter {
     return RESOURCE_BASE + attributes(r.getAttributes()) + field(utf8Length(r.getSchemaUrl()))
         + field(utf8Length(scope.getName())) + field(utf8Length(scope.getVersion()))
         + field(utf8Length(scope.getSchemaUrl())) + attributes(scope.getAttributes());
-  }
-
-  /** {@link #attributes}, remembered for the set by identity. */
-  private long sharedAttributes(Attributes a) {
-    int slot = System.identityHashCode(a) & (sized.length - 1);
-    Sized e = sized[slot];
-    if (e != null && e.attributes() == a) {
-      return e.size();
-    }
-    long n = attributes(a);
-    sized[slot] = new Sized(a, n);
-    return n;
   }
 
   /** Attributes as repeated KeyValue fields: each a key and an AnyValue, each with its tag and length. */
