@@ -50,8 +50,16 @@ public final class LoadBenchmark {
    */
   static final Map<String, String> ENV = Map.of("MALLOC_ARENA_MAX", "2");
 
-  /** A build to measure: its jar, its JVM options and environment. */
-  record Build(Path jar, List<String> jvm, Map<String, String> env) {}
+  /**
+   * A tracer to measure: a gospan build (its jar, its JVM options and environment), or a peer
+   * ({@code peer}: an executable, as {@code scripts/bench-peers.sh} builds OBI, {@code jar} null)
+   * started with {@code env} only.
+   */
+  record Build(Path jar, List<String> jvm, Map<String, String> env, Path peer) {
+    boolean gospan() {
+      return peer == null;
+    }
+  }
 
   record Workload(String name, List<String> clientArgs) {}
 
@@ -163,9 +171,41 @@ public final class LoadBenchmark {
           }
         }
       }
-      builds.put(jar.getKey(), new Build(jar.getValue(), List.copyOf(jvm), Map.copyOf(env)));
+      builds.put(jar.getKey(), new Build(jar.getValue(), List.copyOf(jvm), Map.copyOf(env), null));
+    }
+    String peers = System.getProperty("gospan.bench.peers");
+    if (peers != null && !peers.isBlank()) {
+      for (String item : peers.split(",")) {
+        int eq = item.indexOf('=');
+        Path exe = Path.of(item.substring(eq + 1));
+        if (!Files.isExecutable(exe)) {
+          throw new IllegalStateException(exe + " missing or not executable: scripts/bench-peers.sh builds it");
+        }
+        builds.put(item.substring(0, eq), new Build(null, List.of(), Map.of(), exe));
+      }
     }
     return builds;
+  }
+
+  /**
+   * A peer's environment (OBI's settings, {@code OTEL_EBPF_*} and the SDK's {@code OTEL_*}): only
+   * the programs in {@code dir}, OTLP/gRPC traces to {@code receiver}, nothing else exported or
+   * printed. OBI looks for new processes every 5 s and leaves a process alone until it is 5 s old
+   * by default: the benchmark's clients run for 1–3 s, so it polls every 500 ms and takes
+   * processes at any age (with a kprobe-less kernel it has no other way to see them,
+   * scripts/peers/obi-poll-proc.patch). gospan's counterpart is its exec notices and lingering
+   * binaries.
+   */
+  static Map<String, String> peerEnv(Path dir, String endpoint) throws IOException {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("OTEL_EBPF_AUTO_TARGET_EXE", dir.toRealPath() + "/*");
+    env.put("OTEL_EBPF_DISCOVERY_POLL_INTERVAL", "500ms");
+    env.put("OTEL_EBPF_MIN_PROCESS_AGE", "0s");
+    env.put("OTEL_EBPF_TRACE_PRINTER", "disabled");
+    env.put("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint);
+    env.put("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+    env.put("OTEL_SERVICE_NAME", "bench");
+    return env;
   }
 
   /**
@@ -205,17 +245,18 @@ public final class LoadBenchmark {
       ExampleApps.runClient(dir, server.address(), "-n", "2000", "-concurrency", "8"); // warm-up
       for (int round = 0; round < rounds; round++) {
         for (Workload w : WORKLOADS) {
-          without.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
+          without.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null, false));
           if (floor) {
             try (EmptyProbes probes = EmptyProbes.attach(dir)) {
-              empty.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null));
+              empty.computeIfAbsent(w.name(), k -> new ArrayList<>()).add(run(dir, server, w, null, false));
             }
           }
           // the builds' order turns by one each round, so that none always runs first
           List<Map.Entry<String, Build>> order = new ArrayList<>(builds.entrySet());
           java.util.Collections.rotate(order, -round);
           for (Map.Entry<String, Build> jar : order) {
-            Process gospan = startGospan(jar.getValue(), config);
+            Build build = jar.getValue();
+            Process gospan = build.gospan() ? startGospan(build, config) : startPeer(build, dir, server, receiver);
             try {
               // one call so the client binary is known too; then a warm-up load so the measured
               // run sees the sidecar's steady state (a sidecar runs for days), not its JIT compiling
@@ -240,7 +281,7 @@ public final class LoadBenchmark {
                   .add((cpuNs(gospan.pid()) - idle0) / 1e6 / IDLE_MILLIS * 100);
               with.computeIfAbsent(jar.getKey(), k -> new LinkedHashMap<>())
                   .computeIfAbsent(w.name(), k -> new ArrayList<>())
-                  .add(run(dir, server, w, gospan));
+                  .add(run(dir, server, w, gospan, build.gospan()));
             } finally {
               gospan.destroy();
               if (!gospan.waitFor(20, TimeUnit.SECONDS)) {
@@ -259,8 +300,14 @@ public final class LoadBenchmark {
     List<String> summary = new ArrayList<>();
     for (Map.Entry<String, Build> jar : builds.entrySet()) {
       Build build = jar.getValue();
-      System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s, exporter %s; median of rounds%n%n", jar.getKey(), build.jar(),
-          rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()), exporter);
+      if (build.gospan()) {
+        System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s, exporter %s; median of rounds%n%n", jar.getKey(), build.jar(),
+            rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()), exporter);
+      } else {
+        System.out.printf("%n%s (%s, a peer; \"sidecar\" below is this tracer, its events and drops are not read): %d rounds, %d cores,"
+            + " environment %s; median of rounds%n%n", jar.getKey(), build.peer(), rounds, Runtime.getRuntime().availableProcessors(),
+            peerEnv(dir, "(the receiver)"));
+      }
       System.out.println("| workload | calls/s without → empty uprobes → with (with / without; with / empty) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → with (ratio) | sidecar CPU µs/span (without JIT compiler threads) | sidecar RSS MiB | events/s | events lost | spans dropped | spans not received |");
       System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
       for (Workload w : WORKLOADS) {
@@ -340,11 +387,16 @@ public final class LoadBenchmark {
   /** The OTLP receiver's span count, when it runs. */
   static java.util.concurrent.atomic.LongAdder receiverSpans;
 
-  static Run run(Path dir, ExampleApps.Server server, Workload w, Process gospan) throws Exception {
+  /**
+   * One measured run of {@code w}; {@code gospan}: the tracer's process (null: none), {@code
+   * telemetry}: whether it is gospan, whose {@code /metrics} give events read and lost and spans
+   * dropped (a peer's are reported as 0).
+   */
+  static Run run(Path dir, ExampleApps.Server server, Workload w, Process gospan, boolean telemetry) throws Exception {
     // one scrape before and one after the run, outside the sidecar's CPU readings: a scrape costs
     // it ~10–20 ms of CPU (the Prometheus exposition, mostly interpreted), up to 0.8 µs a span over
     // the 24,000 spans of the 1,000 spans/s run
-    String scrape0 = gospan == null ? "" : scrape();
+    String scrape0 = gospan == null || !telemetry ? "" : scrape();
     long serverCpu0 = cpuNs(server.pid());
     long gospanCpu0 = gospan == null ? 0 : cpuNs(gospan.pid());
     Map<String, Long> threads0 = gospan == null ? Map.of() : threadCpuNs(gospan.pid());
@@ -386,7 +438,7 @@ public final class LoadBenchmark {
         }
       });
       rss = rssKb(gospan.pid());
-      String scrape1 = scrape();
+      String scrape1 = telemetry ? scrape() : "";
       eventsPerS = (sum(scrape1, "gospan_events_read_total", null) - events0) / (wall / 1e9);
       lostEvents = (long) (lost(scrape1) - lost0);
       droppedSpans = (long) (dropped(scrape1) - dropped0);
@@ -419,6 +471,34 @@ public final class LoadBenchmark {
     }
     p.destroyForcibly();
     throw new IllegalStateException("gospan did not start tracing within 30 s");
+  }
+
+  /**
+   * Starts a peer ({@link Build#peer}) with {@link #peerEnv}; returns once it exported a span of a
+   * call to {@code server} (one call a second, at most 90 s).
+   *
+   * @throws IllegalStateException without the OTLP receiver, or when no span came
+   */
+  static Process startPeer(Build build, Path dir, ExampleApps.Server server, CountingOtlpReceiver receiver) throws Exception {
+    if (receiver == null) {
+      throw new IllegalStateException("a peer is measured with -Dgospan.bench.exporter=otlp (the default) only");
+    }
+    Path log = Files.createTempFile("gospan-bench-peer", ".log");
+    ProcessBuilder pb = new ProcessBuilder(build.peer().toString()).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().putAll(peerEnv(dir, receiver.endpoint()));
+    Process p = pb.start();
+    System.err.println("peer " + build.peer() + " pid " + p.pid() + " logs to " + log);
+    long spans0 = receiver.spans.sum();
+    long deadline = System.nanoTime() + 90_000_000_000L;
+    while (System.nanoTime() < deadline && p.isAlive()) {
+      ExampleApps.runClient(dir, server.address(), "-n", "1");
+      Thread.sleep(1000);
+      if (receiver.spans.sum() > spans0) {
+        return p;
+      }
+    }
+    p.destroyForcibly();
+    throw new IllegalStateException(build.peer() + (p.isAlive() ? " exported no span within 90 s" : " exited") + "; its log: " + log);
   }
 
   /** utime + stime of all threads, ns (USER_HZ ticks). */
