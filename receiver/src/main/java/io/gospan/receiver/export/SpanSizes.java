@@ -29,7 +29,7 @@ final class SpanSizes {
    * Attribute sets' sizes by identity: every span is estimated twice (entering and leaving the
    * queue), by two threads.
    */
-  private static final AttributesMemo SIZED = new AttributesMemo(SpanSizes::attributes);
+  private static final AttributesMemo SIZED = new AttributesMemo(SpanSizes::sizeOf);
 
   private SpanSizes() {}
 
@@ -47,31 +47,36 @@ final class SpanSizes {
   }
 
   /**
-   * One span with its attributes counted whatever other spans share them: what {@link
-   * SpanAdmission} adds when a span enters the span processor's queue and takes off when it
-   * leaves, the same number both ways (no set to allocate per span).
+   * One span without its attribute set: what {@link SpanAdmission} adds when a span enters the
+   * span processor's queue and takes off when it leaves, the same number both ways; it counts the
+   * attribute set ({@link #attributes(Attributes)}) once while any waiting span holds it.
    */
-  static long estimateAlone(SpanData s) {
+  static long estimateWithoutAttributes(SpanData s) {
     return estimate(s, null);
   }
 
-  /** {@code counted}: the attribute sets counted already (shared ones count once); null: count them all. */
+  /** An attribute set's estimated heap, bytes; the same number for the same instance (remembered by identity). */
+  static long attributes(Attributes a) {
+    return SIZED.size(a);
+  }
+
+  /** {@code counted}: the attribute sets counted already (shared ones count once); null: none counted here. */
   private static long estimate(SpanData s, java.util.Set<Attributes> counted) {
     long n = SPAN_BASE + s.getName().length()
-        + (counted == null || counted.add(s.getAttributes()) ? SIZED.size(s.getAttributes()) : 0);
+        + (counted != null && counted.add(s.getAttributes()) ? SIZED.size(s.getAttributes()) : 0);
     if (s.getStatus().getDescription() != null) {
       n += 48 + s.getStatus().getDescription().length();
     }
     for (EventData e : s.getEvents()) {
-      n += 96 + e.getName().length() + attributes(e.getAttributes());
+      n += 96 + e.getName().length() + sizeOf(e.getAttributes());
     }
     for (LinkData l : s.getLinks()) {
-      n += 192 + attributes(l.getAttributes());
+      n += 192 + sizeOf(l.getAttributes());
     }
     return n;
   }
 
-  private static long attributes(Attributes a) {
+  private static long sizeOf(Attributes a) {
     long[] n = {0};
     a.forEach((AttributeKey<?> k, Object v) -> n[0] += ATTRIBUTE_BASE + valueSize(v));
     return n[0];

@@ -2,6 +2,8 @@ package io.gospan.receiver.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.TraceFlags;
@@ -105,13 +107,57 @@ class SpanAdmissionTest {
     assertThat(bySpans.queuedSpans()).isEqualTo(10);
     assertThat(bySpans.totals()).containsExactly(0, 0, 20);
 
-    long one = SpanSizes.estimateAlone(span(0, 0));
+    // spans with a set of their own each: the whole of each counts
+    long one = SpanSizes.estimateWithoutAttributes(withAttributes(0, 0, "a")) + SpanSizes.attributes(withAttributes(0, 0, "a").getAttributes());
     SpanAdmission byBytes = new SpanAdmission(1000, 5 * one, provider.get("t"), 0);
     for (int i = 0; i < 30; i++) {
-      byBytes.admit(span(0, i));
+      byBytes.admit(withAttributes(0, i, "a"));
     }
     assertThat(byBytes.queuedBytes()).isLessThanOrEqualTo(5 * one);
     assertThat(byBytes.queuedSpans()).isEqualTo(5);
+  }
+
+  /** A span with an attribute set of its own: server.address {@code address}. */
+  static SpanData withAttributes(int trace, int span, String address) {
+    return withAttributes(trace, span, Attributes.of(AttributeKey.stringKey("server.address"), address,
+        AttributeKey.stringKey("rpc.method"), "SayHello"));
+  }
+
+  static SpanData withAttributes(int trace, int span, Attributes attributes) {
+    return TestSpanData.builder().setSpanContext(span(trace, span).getSpanContext()).setName("greeter.Greeter/SayHello")
+        .setKind(SpanKind.SERVER).setStatus(StatusData.unset()).setStartEpochNanos(1).setEndEpochNanos(2)
+        .setAttributes(attributes).setHasEnded(true).build();
+  }
+
+  @Test
+  void anAttributeSetSharedByWaitingSpansCountsOnceUntilTheLastOfThemLeaves() {
+    SpanAdmission a = new SpanAdmission(1000, 1 << 20, provider.get("t"), 0);
+    SpanExporter out = a.tracking(new Sink());
+    Attributes shared = Attributes.of(AttributeKey.stringKey("server.address"), "greeter.example:50051",
+        AttributeKey.stringKey("rpc.method"), "SayHello");
+    long spanPart = SpanSizes.estimateWithoutAttributes(withAttributes(0, 0, shared));
+    long setPart = SpanSizes.attributes(shared);
+    assertThat(setPart).as("the set weighs something").isGreaterThan(0);
+    List<SpanData> sharing = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      sharing.add(withAttributes(i, 0, shared));
+      assertThat(a.admit(sharing.get(i))).isTrue();
+    }
+    assertThat(a.queuedBytes()).as("10 spans, their one set once").isEqualTo(10 * spanPart + setPart);
+    SpanData own = withAttributes(20, 0, "greeter.example:50051"); // an equal set, not the same instance
+    long ownSet = SpanSizes.attributes(own.getAttributes());
+    assertThat(own.getAttributes()).isEqualTo(shared).isNotSameAs(shared);
+    a.admit(own);
+    assertThat(a.queuedBytes()).as("counted by identity: another instance counts too").isEqualTo(11 * spanPart + setPart + ownSet);
+
+    out.export(sharing.subList(0, 9));
+    assertThat(a.queuedBytes()).as("one span still holds the shared set").isEqualTo(2 * spanPart + setPart + ownSet);
+    out.export(List.of(sharing.get(9), own));
+    assertThat(a.queuedBytes()).as("nothing waits").isZero();
+    assertThat(a.queuedSpans()).isZero();
+    // the set counts again with the next span that holds it
+    a.admit(withAttributes(30, 0, shared));
+    assertThat(a.queuedBytes()).isEqualTo(spanPart + setPart);
   }
 
   @Test
