@@ -241,6 +241,7 @@ public final class LoadBenchmark {
     Map<String, List<Long>> idleRss = new LinkedHashMap<>();
     Map<String, List<Double>> jitSettle = new LinkedHashMap<>();
     Map<String, List<Double>> idleCpu = new LinkedHashMap<>();
+    Map<String, List<Double>> warmupDropped = new LinkedHashMap<>();
     try (ExampleApps.Server server = ExampleApps.startServer(dir)) {
       ExampleApps.runClient(dir, server.address(), "-n", "2000", "-concurrency", "8"); // warm-up
       for (int round = 0; round < rounds; round++) {
@@ -268,6 +269,10 @@ public final class LoadBenchmark {
               List<String> again = new ArrayList<>(w.clientArgs());
               again.add("-quiet");
               ExampleApps.runClient(dir, server.address(), again.toArray(new String[0]));
+              if (build.gospan()) {
+                // what a cold sidecar under ~30,000 spans/s dropped (shed whole traces, mostly)
+                warmupDropped.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(dropped(scrape()));
+              }
               // the JIT compiles the warm-up's hot code for seconds after it (tens of seconds on a
               // loaded machine): wait until its compiler threads are idle, so the measured run is not
               // mostly compilation; then one malloc trim period (5 s) before the idle RSS
@@ -344,6 +349,14 @@ public final class LoadBenchmark {
           idleCpus.get(idleCpus.size() / 2), idleCpus.get(0), idleCpus.get(idleCpus.size() - 1));
       summary.add(String.format("SUMMARY %s | idle | CPU %.2f %% of a core median (%.2f–%.2f; target ≤ 0.5)", jar.getKey(),
           idleCpus.get(idleCpus.size() / 2), idleCpus.get(0), idleCpus.get(idleCpus.size() - 1)));
+      if (warmupDropped.containsKey(jar.getKey())) {
+        List<Double> d = new ArrayList<>(warmupDropped.get(jar.getKey()));
+        d.sort(Double::compare);
+        System.out.printf("spans dropped during the warm-up (a cold sidecar; 20,000 calls at 8 in flight, then the workload once): median %.0f (%.0f–%.0f, %d starts)%n",
+            d.get(d.size() / 2), d.get(0), d.get(d.size() - 1), d.size());
+        summary.add(String.format("SUMMARY %s | warm-up | spans dropped %.0f median (%.0f–%.0f)", jar.getKey(),
+            d.get(d.size() / 2), d.get(0), d.get(d.size() - 1)));
+      }
       List<Double> settle = new ArrayList<>(jitSettle.get(jar.getKey()));
       settle.sort(Double::compare);
       System.out.printf("JIT compiler threads busy after the warm-up: median %.1f s (%.1f–%.1f)%n",
