@@ -274,9 +274,10 @@ final class SpanAdmission {
               bytes += SpanSizes.attributes(s.getAttributes());
             }
           }
+          // under the lock, as admit() adds: report() then reads spans and bytes that belong together
+          queuedSpans.addAndGet(-spans.size());
+          queuedBytes.addAndGet(-bytes);
         }
-        queuedSpans.addAndGet(-spans.size());
-        queuedBytes.addAndGet(-bytes);
         return delegate.export(spans);
       }
 
