@@ -14,7 +14,7 @@
 # - its source from the Go module proxy, checked against the h1 hash below (sum.golang.org does not
 #   answer here, so the go command's own check is off for this one module);
 # - its eBPF objects, which the module does not ship, generated with bpf2go (cilium/ebpf, the version
-#   OBI's go.mod names) and clang-19 (Debian's clang 14 fails on them);
+#   OBI's go.mod names) and clang-19, Debian 12's newest (OBI's own generator image uses LLVM 20);
 # - one patch, scripts/peers/obi-poll-proc.patch: OBI's process watcher needs a kprobe (sys_bind) and
 #   stops discovery when it cannot attach one; on a kernel without kprobes it now polls /proc instead.
 # If any step fails, the script says which and exits 0 without measuring: OBI is not gospan's to fix.
