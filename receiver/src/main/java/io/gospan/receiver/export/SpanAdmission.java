@@ -263,11 +263,9 @@ final class SpanAdmission {
       @Override
       public CompletableResultCode export(Collection<SpanData> spans) {
         long bytes = 0;
-        for (SpanData s : spans) {
-          bytes += SpanSizes.estimateWithoutAttributes(s); // what admit() added for it
-        }
         synchronized (SpanAdmission.this) {
           for (SpanData s : spans) {
+            bytes += SpanSizes.estimateWithoutAttributes(s); // what admit() added for it
             int[] holders = attributeSets.get(s.getAttributes());
             if (holders != null && --holders[0] == 0) { // the last waiting span to hold its set
               attributeSets.remove(s.getAttributes());
