@@ -3,8 +3,10 @@
 # gospan's attach points (the floor) and with gospan attached, alternating, several rounds;
 # prints calls/s, p50/p99, target CPU per call, and the sidecar's CPU per span (with and without
 # its JIT compiler threads, and by thread), RSS, events lost, spans dropped and spans the OTLP/gRPC
-# receiver (in the benchmark's JVM, it only counts) did not get; one SUMMARY line per build and
-# workload at the end. Usage: scripts/bench-load.sh [rounds]   (root)
+# receiver (in the benchmark's JVM; it only counts, off the wire format) did not get, and the
+# receiver's own CPU per span; one SUMMARY line per build and workload at the end. Each sidecar
+# start is warmed up first (20,000 calls, repeated up to 8 times until its JIT compiler threads
+# take < 10 % of its CPU, then the workload once). Usage: scripts/bench-load.sh [rounds]   (root)
 # -Dgospan.bench.floor=false (in GOSPAN_BENCH_OPTS) leaves the empty-uprobes runs out;
 # -Dgospan.bench.workloads="PREFIX;PREFIX" measures only the workloads whose names start so (e.g. "unary, 16").
 # GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run;
