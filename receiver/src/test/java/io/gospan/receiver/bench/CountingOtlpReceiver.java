@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>The spans are counted by walking the request's protobuf wire format ({@link #countSpans}), not
  * by building its message objects: the receiver stands in for a collector that would run elsewhere,
  * and on the benchmark's 2 cores its CPU is taken from the traced program: with every request
- * parsed into its message objects the receiver took 2.8–4.0 µs of CPU per span at 20,000–34,000
- * spans/s, counting off the wire format 1.2–2.1 (docs/benchmarks.md, "The benchmark's receiver
+ * parsed into its message objects the receiver took 2.8–5.7 µs of CPU per span at 20,000–34,000
+ * spans/s, counting off the wire format 1.2–4.3 (docs/benchmarks.md, "The benchmark's receiver
  * and warm-up").
  */
 final class CountingOtlpReceiver implements AutoCloseable {
