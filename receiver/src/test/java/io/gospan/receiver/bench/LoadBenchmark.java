@@ -498,6 +498,12 @@ public final class LoadBenchmark {
     System.err.println("gospan pid " + p.pid() + " logs to " + log);
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (System.nanoTime() < deadline) {
+      if (!p.isAlive()) {
+        // e.g. a JVM option this JDK refuses: say so now, with the log's first line, not after 30 s
+        List<String> lines = Files.readAllLines(log);
+        throw new IllegalStateException("gospan exited with status " + p.exitValue() + " before tracing"
+            + (lines.isEmpty() ? "" : ": " + lines.get(0)) + " (its log: " + log + ")");
+      }
       try {
         if (sum(scrape(), "gospan_processes_traced", null) >= 1) {
           return p;
