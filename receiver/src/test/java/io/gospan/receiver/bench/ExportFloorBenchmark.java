@@ -57,8 +57,12 @@ import java.util.concurrent.locks.LockSupport;
  * workloads), its CPU from the first span until the receiver counted the last (10 ms ticks), by
  * thread; the RSS at its end; the idle CPU for 10 s. A fresh child per rate and round.
  *
- * <p>Run: {@code scripts/bench-export-floor.sh [rounds]}: the jar is {@code -Dgospan.bench.jar}
- * (default {@code receiver/target/gospan.jar}).
+ * <p>Run: {@code scripts/bench-export-floor.sh [rounds]}. System properties: {@code
+ * -Dgospan.bench.jar} the jar whose SDK and grpc-java are measured (default {@code
+ * receiver/target/gospan.jar}); {@code -Dgospan.bench.rates=20000,1000} the rates (spans/s) to run;
+ * {@code -Dgospan.bench.jvm="…"} more options for the child JVM (with {@code
+ * -XX:NativeMemoryTracking=summary}, {@code jcmd}'s summary is printed after each measured run; the
+ * measured run's span of the child's uptime goes to stderr, to find it in a JIT log).
  */
 public final class ExportFloorBenchmark {
   private ExportFloorBenchmark() {}
