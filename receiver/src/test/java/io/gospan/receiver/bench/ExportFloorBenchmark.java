@@ -161,16 +161,7 @@ public final class ExportFloorBenchmark {
          BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
       long pid = p.pid();
       // the warm-up: 40,000 spans at 20,000 spans/s, until the JIT takes < 10 % of the CPU
-      for (int n = 1; n <= LoadBenchmark.MAX_WARMUPS; n++) {
-        long cpu0 = LoadBenchmark.cpuNs(pid);
-        long jit0 = LoadBenchmark.jitNs(pid);
-        send(receiver, in, out, 20_000, 40_000);
-        long cpu = LoadBenchmark.cpuNs(pid) - cpu0;
-        long jit = LoadBenchmark.jitNs(pid) - jit0;
-        if (jit < 0.1 * cpu) {
-          break;
-        }
-      }
+      LoadBenchmark.warmUp(pid, () -> send(receiver, in, out, 20_000, 40_000));
       Map<String, Long> t0 = LoadBenchmark.threadCpuNs(pid);
       long cpu0 = LoadBenchmark.cpuNs(pid);
       long started = p.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(System.currentTimeMillis());

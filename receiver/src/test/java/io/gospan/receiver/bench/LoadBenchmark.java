@@ -583,11 +583,27 @@ public final class LoadBenchmark {
    * JIT threads (a Go peer) stops after one.
    */
   static int warmUp(Path dir, ExampleApps.Server server, long pid) throws Exception {
+    return warmUp(pid, () -> {
+      ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
+      Thread.sleep(300); // the ring buffer's reader and a batch's export
+    });
+  }
+
+  /** One repetition of a warm-up's load. */
+  interface Repetition {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code once} again and again until the JIT compiler threads of {@code pid} took less than a
+   * tenth of its CPU during one repetition, at most {@link #MAX_WARMUPS} times; returns the
+   * repetitions run.
+   */
+  static int warmUp(long pid, Repetition once) throws Exception {
     for (int n = 1; ; n++) {
       long cpu0 = cpuNs(pid);
       long jit0 = jitNs(pid);
-      ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-quiet");
-      Thread.sleep(300); // the ring buffer's reader and a batch's export
+      once.run();
       long cpu = cpuNs(pid) - cpu0;
       long jit = jitNs(pid) - jit0;
       if (jit < 0.1 * cpu || n >= MAX_WARMUPS) {
