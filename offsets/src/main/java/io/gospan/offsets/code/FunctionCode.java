@@ -268,6 +268,26 @@ public record FunctionCode(String name, long entry, long end, long prologueEnd, 
     return new EntryPlace((int) jbe.address(), true);
   }
 
+  /**
+   * Where the stack-check prologue at the start of {@code code} (a whole function, first byte at {@code
+   * entry}) jumps to grow the stack: the tail that calls {@code runtime.morestack}; -1 when no prologue is
+   * recognized.
+   */
+  static long stackCheckTarget(byte[] code, long entry, X86Decoder decoder) {
+    List<Instruction> ins = decoder.decode(java.util.Arrays.copyOf(code, Math.min(code.length, 64)), entry,
+        PROLOGUE_INSTRUCTIONS).instructions();
+    int len = prologue(ins, entry, entry + code.length);
+    if (len == 0) {
+      return -1;
+    }
+    for (Instruction i : ins) {
+      if (i.end() == entry + len) {
+        return Long.parseUnsignedLong(i.operands().substring(2), 16);
+      }
+    }
+    return -1;
+  }
+
   /** Whether the kernel emulates {@code i} at a uprobe: a relative jump or call, or a push of a register. */
   static boolean emulated(Instruction i) {
     String m = i.mnemonic();
