@@ -20,14 +20,15 @@ import java.util.List;
  * registers it took. Stack ABI (ABI0, Go before 1.17): every parameter in the argument area,
  * aligned to its type. Alignments as Go src/cmd/compile/internal/types/size.go (go1.26).
  *
- * <p>The types come from {@link Types} (DWARF type DIEs by offset, see {@link DwarfData}); a type
+ * <p>The types come from {@link Types}: DWARF type DIEs by offset ({@link DwarfData}), or a binary's runtime
+ * type descriptors ({@code io.gospan.offsets.resolve.ArgumentLayout}: a method's func type); a type
  * walk is bounded ({@value #MAX_TYPE_VISITS} visits per function, nesting {@value #MAX_DEPTH})
  * so a crafted type graph cannot take exponential time.
  */
-final class GoRegisterAbi {
+public final class GoRegisterAbi {
 
   /** The type facts the convention needs, by type DIE offset. */
-  interface Types {
+  public interface Types {
     /**
      * The Go kind ({@code reflect.Kind} numbering, DW_AT_go_kind) of a type, through typedefs
      * without one.
@@ -87,7 +88,7 @@ final class GoRegisterAbi {
    * @param where names the binary in error messages
    * @param registerAbi ABIInternal (Go 1.17+) when true, ABI0 otherwise
    */
-  GoRegisterAbi(Types types, String where, boolean registerAbi) {
+  public GoRegisterAbi(Types types, String where, boolean registerAbi) {
     this.types = types;
     this.where = where;
     this.registerAbi = registerAbi;
@@ -102,7 +103,7 @@ final class GoRegisterAbi {
    * @throws UnsupportedDwarfFormException a type has a Go kind the convention does not cover
    * @throws CorruptBinaryException the type walk exceeds its bounds
    */
-  List<Piece> next(int typeOff, long size) throws GoBinaryException {
+  public List<Piece> next(int typeOff, long size) throws GoBinaryException {
     List<Piece> pieces = new ArrayList<>();
     int[] saved = regs.clone();
     if (!registerAbi || !assignRegisters(typeOff, pieces, 0)) {

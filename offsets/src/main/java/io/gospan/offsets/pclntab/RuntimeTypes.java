@@ -38,6 +38,9 @@ public final class RuntimeTypes {
   private static final int KIND_ARRAY = 17;
   private static final int KIND_CHAN = 18;
   private static final int KIND_SLICE = 23;
+  private static final int KIND_FUNC = 19;
+  private static final int FUNCTYPE_SIZE = 56;
+  private static final int UNCOMMONTYPE_SIZE = 16;
   private static final int STRUCT_FIELDS = 56;
   private static final int STRUCT_FIELD_SIZE = 24;
   private static final int INTERFACE_METHODS = 56;
@@ -166,6 +169,98 @@ public final class RuntimeTypes {
       out.add(name(types[0] + nameOff));
     }
     return out;
+  }
+
+  /**
+   * One method of a named type's method table ({@code uncommontype}'s methods, Go src/internal/abi/type.go
+   * {@code Method}: name, {@code mtyp} the method's func type without its receiver, {@code ifn}, {@code tfn}).
+   *
+   * @param name the method's name
+   * @param funcType the address of its func type; 0 when the linker dropped it ({@code mtyp} -1: the type is
+   *     not otherwise reachable, which is the case of most unexported methods never called through an
+   *     interface)
+   */
+  public record Method(String name, long funcType) {}
+
+  /**
+   * The method table of a pointer or struct type with {@code tflagUncommon} ({@code uncommontype} after the
+   * kind-specific part: {@code pkgpath nameOff}, {@code mcount uint16}, {@code xcount uint16}, {@code moff
+   * uint32}; {@code mcount} methods of 16 bytes at {@code moff} from it); empty for other types.
+   *
+   * @throws CorruptBinaryException the table lies outside the file
+   */
+  public java.util.List<Method> methods(long typeAddr) throws GoBinaryException {
+    ByteReader t = new ByteReader(elf.readAddress(typeAddr, 48), "runtime type");
+    t.seek(20);
+    int tflag = t.u8();
+    t.seek(23);
+    int kind = t.u8() & KIND_MASK;
+    if ((tflag & TFLAG_UNCOMMON) == 0 || (kind != KIND_PTR && kind != KIND_STRUCT)) {
+      return java.util.List.of();
+    }
+    long uncommon = typeAddr + (kind == KIND_PTR ? PTRTYPE_SIZE : STRUCTTYPE_SIZE);
+    ByteReader u = new ByteReader(elf.readAddress(uncommon, 16), "uncommontype");
+    u.s32();
+    int mcount = u.u16();
+    u.u16();
+    long moff = u.u32();
+    java.util.List<Method> out = new java.util.ArrayList<>(mcount);
+    if (mcount == 0) {
+      return out;
+    }
+    ByteReader m = new ByteReader(elf.readAddress(uncommon + moff, 16L * mcount), "methods");
+    for (int i = 0; i < mcount; i++) {
+      int nameOff = m.s32();
+      int mtyp = m.s32();
+      m.s32();
+      m.s32();
+      long ft = mtyp == -1 || mtyp == 0 ? 0 : types[0] + mtyp;
+      if (ft != 0 && (Long.compareUnsigned(ft, types[0]) < 0 || Long.compareUnsigned(ft, types[1]) >= 0)) {
+        throw new CorruptBinaryException(elf.path() + ": method type at 0x" + Long.toHexString(ft) + " outside the type data");
+      }
+      out.add(new Method(name(types[0] + nameOff), ft));
+    }
+    return out;
+  }
+
+  /**
+   * The parameter and result types of a func type ({@code functype}: {@code inCount uint16} at 48, {@code
+   * outCount uint16} at 50 with the variadic flag in its top bit; the type pointers after the 56-byte {@code
+   * functype} and its {@code uncommontype}, when it has one).
+   *
+   * @return {@code [ins, outs]}, each the addresses of the types in order
+   * @throws CorruptBinaryException not a func type, or its parameters lie outside the file
+   */
+  public long[][] funcParams(long typeAddr) throws GoBinaryException {
+    if (kind(typeAddr) != KIND_FUNC) {
+      throw new CorruptBinaryException(elf.path() + ": runtime type at 0x" + Long.toHexString(typeAddr) + " is not a func");
+    }
+    ByteReader t = new ByteReader(elf.readAddress(typeAddr, FUNCTYPE_SIZE), "functype");
+    t.seek(20);
+    int tflag = t.u8();
+    t.seek(48);
+    int in = t.u16();
+    int out = t.u16() & 0x7fff;
+    long base = typeAddr + FUNCTYPE_SIZE + ((tflag & TFLAG_UNCOMMON) != 0 ? UNCOMMONTYPE_SIZE : 0);
+    ByteReader p = new ByteReader(elf.readAddress(base, 8L * (in + out)), "func params");
+    long[][] r = {new long[in], new long[out]};
+    for (int i = 0; i < in + out; i++) {
+      r[i < in ? 0 : 1][i < in ? i : i - in] = p.u64();
+    }
+    return r;
+  }
+
+  /** An array type's length ({@code arraytype.len} at 64). */
+  public long arrayLength(long typeAddr) throws GoBinaryException {
+    if (kind(typeAddr) != KIND_ARRAY) {
+      throw new CorruptBinaryException(elf.path() + ": runtime type at 0x" + Long.toHexString(typeAddr) + " is not an array");
+    }
+    return new ByteReader(elf.readAddress(typeAddr + 64, 8), "arraytype").u64();
+  }
+
+  /** {@code [moduledata.types, moduledata.etypes)}. */
+  public long[] typeRange() {
+    return types.clone();
   }
 
   /**

@@ -48,13 +48,22 @@ public final class TypeLayouts {
    *
    * @param size bytes
    * @param fields field name to byte offset, in declaration order (an embedded field is named by its type)
+   * @param pointers the fields whose type is a pointer ({@code abi.Pointer})
    */
-  public record Struct(long size, Map<String, Long> fields) {}
+  public record Struct(long size, Map<String, Long> fields, Set<String> pointers) {
+    public Struct(long size, Map<String, Long> fields) {
+      this(size, fields, Set.of());
+    }
+  }
 
   private final Map<String, Struct> structs;
+  private final Map<String, Long> addresses;
+  private final RuntimeTypes types;
 
-  private TypeLayouts(Map<String, Struct> structs) {
+  private TypeLayouts(Map<String, Struct> structs, Map<String, Long> addresses, RuntimeTypes types) {
     this.structs = structs;
+    this.addresses = addresses;
+    this.types = types;
   }
 
   /**
@@ -77,6 +86,8 @@ public final class TypeLayouts {
       queue.add(b.u64());
     }
     Map<String, Struct> structs = new HashMap<>();
+    Map<Long, String> structNames = new HashMap<>();
+    Map<Long, Long> pointerTo = new HashMap<>(); // pointee -> pointer type
     while (!queue.isEmpty() && seen.size() < MAX_TYPES) {
       long t = queue.poll();
       if (t == 0 || !seen.add(t) || !r.inTypes(t, 48)) {
@@ -84,7 +95,12 @@ public final class TypeLayouts {
       }
       int kind = r.u8(t + 23) & KIND_MASK;
       switch (kind) {
-        case KIND_ARRAY, KIND_CHAN, KIND_PTR, KIND_SLICE -> queue.add(r.u64(t + 48));
+        case KIND_ARRAY, KIND_CHAN, KIND_SLICE -> queue.add(r.u64(t + 48));
+        case KIND_PTR -> {
+          long elem = r.u64(t + 48);
+          pointerTo.putIfAbsent(elem, t);
+          queue.add(elem);
+        }
         case KIND_MAP -> {
           queue.add(r.u64(t + 48));
           queue.add(r.u64(t + 56));
@@ -96,16 +112,23 @@ public final class TypeLayouts {
             throw new CorruptBinaryException(elf.path() + ": struct type with " + n + " fields");
           }
           Map<String, Long> out = new LinkedHashMap<>();
+          Set<String> pointers = new HashSet<>();
           for (long i = 0; i < n; i++) {
             long f = fields + 24 * i;
             String name = r.name(r.u64(f));
             long typ = r.u64(f + 8);
             long word = r.u64(f + 16);
-            out.putIfAbsent(name, goMinor >= 19 ? word : word >>> 1);
+            if (out.putIfAbsent(name, goMinor >= 19 ? word : word >>> 1) == null && r.inTypes(typ, 48)
+                && (r.u8(typ + 23) & KIND_MASK) == KIND_PTR) {
+              pointers.add(name);
+            }
             queue.add(typ);
           }
           if ((r.u8(t + 20) & TFLAG_NAMED) != 0) {
-            structs.putIfAbsent(names.symbolTypeString(t), new Struct(r.u64(t), Map.copyOf(out)));
+            String name = names.symbolTypeString(t);
+            if (structs.putIfAbsent(name, new Struct(r.u64(t), Map.copyOf(out), Set.copyOf(pointers))) == null) {
+              structNames.put(t, name);
+            }
           }
         }
         default -> {
@@ -113,7 +136,42 @@ public final class TypeLayouts {
         }
       }
     }
-    return new TypeLayouts(Map.copyOf(structs));
+    Map<String, Long> addresses = new HashMap<>();
+    for (Map.Entry<Long, String> e : structNames.entrySet()) {
+      addresses.put(e.getValue(), e.getKey());
+      Long ptr = pointerTo.get(e.getKey());
+      if (ptr != null) {
+        addresses.put("*" + e.getValue(), ptr);
+      }
+    }
+    return new TypeLayouts(Map.copyOf(structs), Map.copyOf(addresses), names);
+  }
+
+  /**
+   * The address of a named struct type's descriptor, or of the pointer type to one ({@code
+   * *google.golang.org/grpc/internal/transport.http2Server}), among the types reached; empty when not
+   * reached.
+   */
+  public java.util.Optional<Long> typeAddress(String symbolName) {
+    return java.util.Optional.ofNullable(addresses.get(symbolName));
+  }
+
+  /** The reader of the runtime type descriptors these layouts were read with. */
+  public RuntimeTypes types() {
+    return types;
+  }
+
+  /**
+   * Whether member {@code member} of the named struct {@code type} is a pointer.
+   *
+   * @return empty when the type is not known here or has no such member ({@link #memberOffset} tells which)
+   */
+  public java.util.Optional<Boolean> memberIsPointer(String type, String member) {
+    Struct s = structs.get(type);
+    if (s == null || !s.fields().containsKey(member)) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(s.pointers().contains(member));
   }
 
   /** The named struct, e.g. {@code net.TCPConn}; null when not reachable in this binary. */
