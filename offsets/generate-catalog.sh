@@ -27,8 +27,12 @@
 #   --only G@GO    only this combination (repeatable), e.g. --only v1.60.1@1.21.13
 #   --verify-stripped  after the merge, link every observed combination again with -s -w (build-one.sh,
 #                  GOSPAN_STRIPPED=1) and resolve it through the new catalog: every field must equal
-#                  its unstripped twin's DWARF (CatalogGenerator verify-stripped); prints each
-#                  disagreement and exits 1 if there is one (CI checks a sample: CatalogPatchReleasesIT)
+#                  its unstripped twin's DWARF (CatalogGenerator verify-stripped); then again through the
+#                  catalog without that grpc-go release and later ones (as if it were newer than the
+#                  catalog): every field must still equal DWARF, now from the binary's own runtime type
+#                  information and code, but the arguments of a function whose parameters changed in that
+#                  release, which are refused ("refused" lines); prints each disagreement ("WRONG") and
+#                  exits 1 if there is one (CI checks a sample: CatalogPatchReleasesIT)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -97,6 +101,9 @@ matrix() {
     # The minor's first release too: grpc-go has changed internals in patch releases (1.82.1), and
     # the catalog only vouches for versions between two observations that agree.
     [[ "$v" == *.0 ]] || third+=("${v%.*}.0 $tc")
+    # ... and with the register ABI too, so that every catalogued release has a register-ABI build
+    # (--verify-stripped reads each one's arguments from its own code)
+    [[ "$v" == *.0 || "$tc" != "$OLD_GO" ]] || third+=("${v%.*}.0 $MID_GO")
     # More evidence: the stack ABI for every grpc-go go1.16 can still build (go line <= 1.16), and
     # the oldest register-ABI toolchains (Go 1.17's DWARF differs at entry) on a few releases.
     if [[ "$minor" -gt 40 && $(cut -d. -f2 <<<"$goline") -le 16 ]]; then
@@ -152,7 +159,7 @@ if [[ "$build_only" -eq 0 ]]; then
   generator merge "$cache" "$here/src/main/resources/io/gospan/offsets/catalog.json" "$root/docs/compatibility.md"
 fi
 if [[ "$verify" -eq 1 ]]; then
-  bad=0; checked=0
+  bad=0; checked=0; refused=0
   if [[ ${#only[@]} -gt 0 ]]; then
     lines=(); for o in "${only[@]}"; do lines+=("${o%@*} ${o#*@}"); done
   else
@@ -168,9 +175,11 @@ if [[ "$verify" -eq 1 ]]; then
     fi
     checked=$((checked + 1))
     if ! out=$(generator verify-stripped "$dir/probe.stripped" "$cache/$key.json" "$here/src/main/resources/io/gospan/offsets/catalog.json"); then
-      bad=1; note "verify: $key stripped disagrees with its DWARF:"; echo "$out" | sed "s/^/  $key /" >&2
+      bad=1; note "verify: $key stripped disagrees with its DWARF:"
     fi
+    [[ -z "$out" ]] || echo "$out" | sed "s/^/  $key /" >&2
+    refused=$((refused + $(grep -c '^refused' <<<"$out" || true)))
   done
-  note "verify: $checked stripped builds resolved through the catalog$([[ $bad -eq 0 ]] && echo ", all equal to their DWARF" || echo "; disagreements above")"
+  note "verify: $checked stripped builds resolved through the catalog and, without their grpc-go release, through their own type information and code$([[ $bad -eq 0 ]] && echo ", all equal to their DWARF" || echo "; disagreements above"); $refused arguments refused (their function's parameters changed in that release)"
   exit "$bad"
 fi

@@ -8,6 +8,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.buildinfo.BuildInfo;
+import io.gospan.offsets.code.ArgumentSpills;
+import io.gospan.offsets.dwarf.FunctionParameters;
+import io.gospan.offsets.resolve.ArgumentLayout;
 import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.OffsetsResolver;
@@ -24,6 +27,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -87,10 +91,11 @@ public final class CatalogGenerator {
         if (args.length != 4) {
           usage();
         }
-        List<String> wrong = verifyStripped(Path.of(args[1]), JSON.readTree(Path.of(args[2]).toFile()),
+        Verification ver = verifyStripped(Path.of(args[1]), JSON.readTree(Path.of(args[2]).toFile()),
             OffsetsCatalog.load(Path.of(args[3])));
-        wrong.forEach(System.out::println);
-        if (!wrong.isEmpty()) {
+        ver.wrong().forEach(w -> System.out.println("WRONG " + w));
+        ver.refused().forEach(w -> System.out.println("refused " + w));
+        if (!ver.wrong().isEmpty()) {
           System.exit(1);
         }
         break;
@@ -106,30 +111,82 @@ public final class CatalogGenerator {
   }
 
   /**
-   * Checks a stripped build against the catalog: resolved through {@code catalog} (no DWARF), every catalogued
-   * field must equal what the observation of its unstripped twin read from DWARF ({@link #observe}).
+   * Checks a stripped build against the catalog, two ways, each field against what the observation of its
+   * unstripped twin read from DWARF ({@link #observe}):
    *
-   * @return one line per disagreement ("field: catalog X, DWARF Y"); empty when all agree
+   * <ul>
+   *   <li>resolved through {@code catalog} (no DWARF), every catalogued field must equal it;
+   *   <li>resolved through {@code catalog} without the build's grpc-go release and later ones ({@link
+   *       OffsetsCatalog#before}: as if the release were newer than the catalog), every field must equal it
+   *       too, now from the binary's own runtime type information and code; a field may be missing only when
+   *       it is an argument of a function whose argument layout differs from every one the truncated catalog
+   *       offers (the function's parameters changed in that release: nothing in a stripped binary names
+   *       them), which is reported ({@link Verification#refused()}), not counted wrong.
+   * </ul>
+   *
+   * @return what disagrees, and which fields the type information could not give, and why
    */
-  public static List<String> verifyStripped(Path stripped, JsonNode observation, OffsetsCatalog catalog) throws IOException {
+  public static Verification verifyStripped(Path stripped, JsonNode observation, OffsetsCatalog catalog) throws IOException {
     List<String> wrong = new ArrayList<>();
+    List<String> refused = new ArrayList<>();
+    String grpc = observation.path("grpc").asText(null);
+    OffsetsCatalog before = grpc == null ? OffsetsCatalog.empty() : catalog.before(grpc);
     OffsetsResolution r;
+    OffsetsResolution own;
+    boolean register;
     try (GoBinary b = GoBinary.open(stripped)) {
       r = OffsetsResolver.resolve(b, catalog, Preference.DWARF);
+      own = OffsetsResolver.resolve(b, before, Preference.DWARF);
+      register = b.usesRegisterAbi();
     }
+    OffsetsCatalog.BinaryVersions versions = new OffsetsCatalog.BinaryVersions(grpc, observation.path("xnet").asText(null),
+        observation.path("go").asText(), register, Map.of());
     for (ProbeField f : ProbeField.values()) {
       JsonNode observed = observation.path("fields").get(f.cName());
       if (observed == null || f.kind() == ProbeField.Kind.ITAB || !f.catalogued()) {
         continue;
       }
+      String fromDwarf = observed.isNull() ? "null" : observed.asText();
       FieldValue v = r.values().get(f);
       String fromCatalog = v == null ? "null (" + r.missing().get(f) + ")" : String.valueOf(OffsetsCatalog.encode(v));
-      String fromDwarf = observed.isNull() ? "null" : observed.asText();
       if (v == null ? !observed.isNull() : !fromCatalog.equals(fromDwarf)) {
         wrong.add(f.cName() + ": catalog " + fromCatalog + ", DWARF " + fromDwarf);
       }
+      if (grpc == null || f.kind() == ProbeField.Kind.ARGUMENT && !register) {
+        continue; // the stack ABI's argument slots are not in a stripped binary's code
+      }
+      FieldValue t = own.values().get(f);
+      if (t == null && !observed.isNull()) {
+        if (f.kind() == ProbeField.Kind.ARGUMENT && layoutChanged(f.probe(), observation, before, versions)) {
+          refused.add(f.cName() + ": " + own.missing().get(f));
+        } else {
+          wrong.add(f.cName() + ": without " + grpc + " in the catalog, missing (" + own.missing().get(f) + "), DWARF " + fromDwarf);
+        }
+      } else if (t != null && !String.valueOf(OffsetsCatalog.encode(t)).equals(fromDwarf)) {
+        wrong.add(f.cName() + ": without " + grpc + " in the catalog, " + t + ", DWARF " + fromDwarf);
+      }
     }
-    return wrong;
+    return new Verification(wrong, refused);
+  }
+
+  /**
+   * What {@link #verifyStripped} found.
+   *
+   * @param wrong one line per field that disagrees with DWARF ("field: catalog X, DWARF Y"), or that the binary's
+   *     type information should have given and did not
+   * @param refused arguments the type information did not give because their function's parameters changed in
+   *     that release, with the reason
+   */
+  public record Verification(List<String> wrong, List<String> refused) {}
+
+  /** Whether a function's layout in the observed build equals none the catalog offers for its versions. */
+  private static boolean layoutChanged(Probe probe, JsonNode observation, OffsetsCatalog catalog, OffsetsCatalog.BinaryVersions v) {
+    JsonNode l = observation.path("layouts").get(OffsetsCatalog.layoutField(probe));
+    if (l == null || !l.isTextual()) {
+      return false;
+    }
+    List<ArgumentLayout.Word> built = ArgumentLayout.parse(l.asText()).registerWords();
+    return catalog.layouts(probe, v).stream().noneMatch(c -> c.layout().registerWords().equals(built));
   }
 
   private static String keyOf(Path json) {
@@ -238,6 +295,28 @@ public final class CatalogGenerator {
       ArrayNode fns = o.putArray("functions");
       for (Probe p : r.functions().keySet()) {
         fns.add(p.name());
+      }
+      if (b.usesRegisterAbi()) {
+        // each probed function's argument layout: DWARF's names and types, the ABI's registers, the code's spills
+        ObjectNode layouts = o.putObject("layouts");
+        ObjectNode layoutsMissing = o.putObject("layouts_missing");
+        for (Map.Entry<Probe, io.gospan.offsets.GoFunction> e : r.functions().entrySet()) {
+          String field = OffsetsCatalog.layoutField(e.getKey());
+          ArgumentLayout.Result l;
+          try {
+            Optional<FunctionParameters> params = b.dwarf().parametersByAbi(e.getValue().name());
+            l = params.isEmpty() ? new ArgumentLayout.Result(null, "DWARF has no subprogram " + e.getValue().name())
+                : ArgumentLayout.of(params.get(), ArgumentSpills.of(b, e.getValue()));
+          } catch (GoBinaryException ex) {
+            l = new ArgumentLayout.Result(null, ex.getMessage());
+          }
+          if (l.layout() != null) {
+            layouts.put(field, l.layout().format());
+          } else {
+            layouts.putNull(field);
+            layoutsMissing.put(field, l.reason());
+          }
+        }
       }
     } catch (GoBinaryException e) {
       return failure(key, "inspecting the build failed: " + e.getMessage());
@@ -353,6 +432,16 @@ public final class CatalogGenerator {
           values.computeIfAbsent(f.cName(), k -> new TreeMap<>(ModuleVersions.ORDER))
               .computeIfAbsent(v, k -> new LinkedHashSet<>())
               .add(val == null ? "null" : val.toString());
+        }
+        // the argument layouts of the probed functions the build has (register ABI: ArgumentLayout)
+        for (Probe p : Probe.values()) {
+          JsonNode layout = o.path("layouts").get(OffsetsCatalog.layoutField(p));
+          if (layout == null || !section.equals(OffsetsCatalog.layoutSection(p))) {
+            continue;
+          }
+          values.computeIfAbsent(OffsetsCatalog.layoutField(p), k -> new TreeMap<>(ModuleVersions.ORDER))
+              .computeIfAbsent(v, k -> new LinkedHashSet<>())
+              .add(layout.toString());
         }
       }
       if (observed.isEmpty()) {

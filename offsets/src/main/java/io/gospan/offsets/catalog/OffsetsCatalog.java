@@ -6,6 +6,8 @@ import io.gospan.offsets.buildinfo.BuildInfo;
 import io.gospan.offsets.buildinfo.GrpcUserAgent;
 import io.gospan.offsets.buildinfo.Module;
 import io.gospan.offsets.resolve.ArgLocation;
+import io.gospan.offsets.resolve.ArgumentLayout;
+import io.gospan.offsets.resolve.Probe;
 import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.ProbeField;
 import java.io.IOException;
@@ -80,9 +82,48 @@ public final class OffsetsCatalog {
     this.sections = sections;
   }
 
-  /** The catalog built into gospan (parsed once). */
+  /**
+   * Test hook: with the system property {@value}{@code =vX.Y.Z} set, {@link #embedded()} is the embedded
+   * catalog as it was before that grpc-go release ({@link #before}): a release it observed is then newer than
+   * it, as a release published after a gospan build is. Tests set it to trace a release without its
+   * catalog entry (the binary's own type information must do); it is logged once.
+   */
+  public static final String BEFORE_PROPERTY = "gospan.offsets.catalogBefore";
+
+  /** The catalog built into gospan (parsed once); see {@link #BEFORE_PROPERTY}. */
   public static OffsetsCatalog embedded() {
-    return Embedded.CATALOG;
+    String before = System.getProperty(BEFORE_PROPERTY);
+    if (before == null || before.isBlank()) {
+      return Embedded.CATALOG;
+    }
+    return Embedded.BEFORE.computeIfAbsent(before.strip(), v -> {
+      org.slf4j.LoggerFactory.getLogger(OffsetsCatalog.class).warn(
+          "test hook {}={}: the offsets catalog without grpc-go {} and later", BEFORE_PROPERTY, v, v);
+      return Embedded.CATALOG.before(v);
+    });
+  }
+
+  /**
+   * This catalog without grpc-go {@code release} and later releases: their observations and the entries
+   * since them removed from the sections keyed by grpc-go ({@link #GRPC}, {@link #ARGUMENTS_REGISTER},
+   * {@link #ARGUMENTS_STACK}), as the catalog was before that release was observed.
+   */
+  public OffsetsCatalog before(String release) {
+    Map<String, Section> out = new HashMap<>();
+    for (Map.Entry<String, Section> e : sections.entrySet()) {
+      Section s = e.getValue();
+      if (!keyModule(e.getKey()).equals(GRPC)) {
+        out.put(e.getKey(), s);
+        continue;
+      }
+      List<String> observed = s.observed.stream().filter(v -> ModuleVersions.compare(v, release) < 0).toList();
+      Map<String, List<Entry>> fields = new HashMap<>();
+      s.fields.forEach((k, v) -> fields.put(k, v.stream().filter(x -> ModuleVersions.compare(x.since, release) < 0).toList()));
+      if (!observed.isEmpty()) {
+        out.put(e.getKey(), new Section(observed, fields));
+      }
+    }
+    return new OffsetsCatalog(Collections.unmodifiableMap(out));
   }
 
   /** A catalog that answers nothing: resolution from DWARF only. */
@@ -174,6 +215,104 @@ public final class OffsetsCatalog {
       return STD;
     }
     return section.startsWith("arguments/") ? GRPC : section;
+  }
+
+  /**
+   * The catalog field holding the argument layout ({@link ArgumentLayout}) of a probe's function, in the
+   * register-ABI section of its arguments ({@link #layoutSection}).
+   */
+  public static String layoutField(Probe probe) {
+    return "layout:" + probe.name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /** The section of a probe's function's argument layout: that of its arguments, register ABI. */
+  public static String layoutSection(Probe probe) {
+    if (probe.server() == Probe.HttpServer.XNET) {
+      return ARGUMENTS_REGISTER_XNET;
+    }
+    if (probe.server() == Probe.HttpServer.NETHTTP) {
+      return ARGUMENTS_REGISTER_STD;
+    }
+    return ARGUMENTS_REGISTER;
+  }
+
+  /**
+   * A catalogued argument layout offered for a binary's function.
+   *
+   * @param layout the layout
+   * @param observed the observed version it is the value of ({@code v1.85.0}, {@code go1.26.8})
+   * @param why how it relates to the binary's version ("catalogued for v1.60.1", "the newest catalogued")
+   */
+  public record CataloguedLayout(ArgumentLayout layout, String observed, String why) {}
+
+  /**
+   * The catalogued argument layouts of a probe's function a binary of these versions may have, the likeliest
+   * first: the one the catalog vouches for at the binary's version; else, between two observations that
+   * differ, both; newer than the catalog, the newest; older, the oldest; without a version (a GOPATH build
+   * whose grpc-go was not inferred), every distinct one, newest first. Each must still be checked against the
+   * binary ({@link ArgumentLayout#mismatch}). Register ABI only.
+   */
+  public List<CataloguedLayout> layouts(Probe probe, BinaryVersions versions) {
+    String section = layoutSection(probe);
+    Section s = sections.get(section);
+    List<Entry> entries = s == null ? null : s.fields.get(layoutField(probe));
+    if (entries == null || entries.isEmpty() || s.observed.isEmpty()) {
+      return List.of();
+    }
+    String module = keyModule(section);
+    String version = versions == null ? null : versions.version(module);
+    if (version == null && module.equals(GRPC) && versions != null && versions.grpcRange() != null) {
+      version = versions.grpcRange().get(1);
+    }
+    List<String> at = new ArrayList<>();
+    String oldest = s.observed.get(0);
+    String newest = s.observed.get(s.observed.size() - 1);
+    List<String> whys = new ArrayList<>();
+    if (version == null) {
+      for (int i = s.observed.size() - 1; i >= 0; i--) {
+        at.add(s.observed.get(i));
+        whys.add("a catalogued layout (the binary's " + module + " version is unknown)");
+      }
+    } else if (ModuleVersions.compare(version, newest) > 0) {
+      at.add(newest);
+      whys.add("the newest catalogued");
+    } else if (ModuleVersions.compare(version, oldest) < 0) {
+      at.add(oldest);
+      whys.add("the oldest catalogued");
+    } else {
+      String lo = null;
+      String hi = null;
+      for (String o : s.observed) {
+        int c = ModuleVersions.compare(o, version);
+        if (c <= 0) {
+          lo = o;
+        }
+        if (c >= 0 && hi == null) {
+          hi = o;
+        }
+      }
+      boolean same = at(entries, lo) == at(entries, hi);
+      at.add(lo);
+      whys.add(same ? "catalogued" : "catalogued just before");
+      if (!same) {
+        at.add(hi);
+        whys.add("catalogued just after");
+      }
+    }
+    List<CataloguedLayout> out = new ArrayList<>();
+    java.util.Set<Entry> seen = new java.util.HashSet<>();
+    for (int i = 0; i < at.size(); i++) {
+      Entry e = at(entries, at.get(i));
+      if (e == null || e.value == null || e.conflict || !seen.add(e)) {
+        continue;
+      }
+      try {
+        out.add(new CataloguedLayout(ArgumentLayout.parse(e.value.toString()), display(module, at.get(i)), whys.get(i)));
+      } catch (IllegalArgumentException ex) {
+        // a layout this gospan cannot read is no candidate
+      }
+    }
+    return out;
   }
 
   /** Whether a section holds argument locations of the register ABI (Go >= 1.17). */
@@ -365,13 +504,8 @@ public final class OffsetsCatalog {
     Entry a = at(entries, lo);
     Entry b = at(entries, hi);
     if (a != b) {
-      Answer none = Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
+      return Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
           + display(module, hi) + ", whose " + field.cName() + " differ", false);
-      if (a != null && b != null && !a.conflict && !b.conflict && field.kind() != ProbeField.Kind.ARGUMENT) {
-        return new Answer(null, none.reason(), false, null, new Between(display(module, lo), a.value == null ? null : ((Number) a.value).longValue(),
-            display(module, hi), b.value == null ? null : ((Number) b.value).longValue()));
-      }
-      return none;
     }
     if (a == null) {
       return Answer.none("the catalog has no " + field.cName() + " entry for " + what + " " + shown, false);
@@ -430,17 +564,11 @@ public final class OffsetsCatalog {
    * @param absent true when the catalog knows the field does not exist in that version
    * @param inferred null when the keying version comes from the build info; else what it was inferred
    *     from ("inferred from grpc-go user agent grpc-go/1.33.3"), to be checked against the binary
-   * @param between for a struct member or size with no value because the version lies between two
-   *     observations that differ: those two, else null
    */
-  public record Answer(FieldValue value, String reason, boolean absent, String inferred, Between between) {
+  public record Answer(FieldValue value, String reason, boolean absent, String inferred) {
     /** An answer from versions the build info records. */
     public Answer(FieldValue value, String reason, boolean absent) {
-      this(value, reason, absent, null, null);
-    }
-
-    public Answer(FieldValue value, String reason, boolean absent, String inferred) {
-      this(value, reason, absent, inferred, null);
+      this(value, reason, absent, null);
     }
 
     public static Answer of(FieldValue v) {
@@ -453,21 +581,7 @@ public final class OffsetsCatalog {
 
     /** This answer, noted as resting on an inferred version ({@code inferred}: from what, for people). */
     public Answer inferred(String from) {
-      return new Answer(value, reason, absent, from, between);
-    }
-  }
-
-  /**
-   * The two observations around a version when they differ on a struct member or size: the binary's
-   * value is one of them (or a third one), which the binary's runtime type information can tell.
-   *
-   * @param lowValue bytes, null when the member does not exist at {@code low}
-   * @param highValue bytes, null when the member does not exist at {@code high}
-   */
-  public record Between(String low, Long lowValue, String high, Long highValue) {
-    /** Whether one of the two observations has this value (null: the member does not exist). */
-    public boolean observed(Long value) {
-      return Objects.equals(value, lowValue) || Objects.equals(value, highValue);
+      return new Answer(value, reason, absent, from);
     }
   }
 
@@ -608,6 +722,7 @@ public final class OffsetsCatalog {
 
   private static final class Embedded {
     static final OffsetsCatalog CATALOG = loadEmbedded();
+    static final Map<String, OffsetsCatalog> BEFORE = new java.util.concurrent.ConcurrentHashMap<>();
 
     private static OffsetsCatalog loadEmbedded() {
       try (InputStream in = OffsetsCatalog.class.getResourceAsStream(RESOURCE)) {

@@ -21,11 +21,17 @@ public record FieldValue(ArgLocation location, long value, Source source) {
     /** The runtime's itablinks (itabs of stripped binaries). */
     ITABLINKS,
     /**
-     * The binary's runtime type information (a struct member of a type reachable from its itabs,
-     * {@link io.gospan.offsets.pclntab.TypeLayouts}): fields tagged GO_RTYPE, when DWARF and the
-     * catalog do not answer.
+     * The binary's runtime type information, which stripped binaries keep: a struct member's offset, a
+     * struct's size, whether a member is a pointer, read by name from the struct types reachable from its
+     * itabs ({@link io.gospan.offsets.pclntab.TypeLayouts}).
      */
-    RUNTIME_TYPES
+    TYPEINFO,
+    /**
+     * The function's machine code: the registers its stack-growth tail saves ({@link
+     * io.gospan.offsets.code.ArgumentSpills}), named by the catalogued argument layout they equal, or by the
+     * method's func type ({@link ArgumentLayout}).
+     */
+    CODE
   }
 
   @Override

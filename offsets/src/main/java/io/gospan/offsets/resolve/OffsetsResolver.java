@@ -24,19 +24,26 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Resolves every {@link ProbeField} of one binary. Sources: the embedded offsets catalog, by the
- * module versions in the binary's build info ({@link OffsetsCatalog}), and the binary's DWARF;
- * when both answer, {@link Preference} decides (DWARF by default) and a disagreement is logged;
- * when neither does, the field is missing with both reasons and only the probes needing it are
- * refused. Itab addresses are per binary: the symbol table or, in stripped binaries, the
- * runtime's itablinks.
+ * module versions in the binary's build info ({@link OffsetsCatalog}); the binary's DWARF; and, in a
+ * binary without DWARF, what the binary says by itself ({@link TypeInfo}: struct members, sizes and
+ * pointer members by name from its runtime type information; argument registers from its code, named by a
+ * catalogued argument layout they equal or by the method's func type). When the catalog and the binary
+ * (its DWARF, else its type information and code) both answer, {@link Preference} decides (the binary
+ * by default) and a disagreement is logged and reported ({@link OffsetsResolution#mismatches()}); when
+ * none answers, the field is missing with every reason and only the probes needing it are refused.
+ * Itab addresses are per binary: the symbol table or, in stripped binaries, the runtime's itablinks.
+ *
+ * <p>So a stripped binary of a grpc-go (or x/net, or Go) release the catalog has not observed resolves
+ * every struct member from its own type information, and every argument whose function takes the same
+ * parameters as in the newest catalogued release (its code saves the same registers at the same places);
+ * a probe whose function's parameters changed is refused, naming it.
  *
  * <p>Binaries without module information (GOPATH builds) key the catalog by the grpc-go version
  * in grpc-go's user agent ({@link GrpcUserAgent}); x/net fields only where every catalogued x/net
  * release agrees; each such struct member and size is checked against the binary's runtime type
- * information before it is trusted, and noted ({@link OffsetsResolution#notes()}). A version between
- * two observations that differ on a struct member is settled by the runtime type information when it
- * shows one of the two observed values. Replaced modules and development toolchains resolve from
- * DWARF only; stripped as well, they are unsupported.
+ * information before it is trusted, each argument location against its function's code, and noted
+ * ({@link OffsetsResolution#notes()}). Replaced modules and development toolchains get no catalog
+ * answer: their DWARF, or stripped, their own type information and code decide.
  */
 public final class OffsetsResolver {
   private static final Logger LOG = LoggerFactory.getLogger(OffsetsResolver.class);
@@ -88,8 +95,8 @@ public final class OffsetsResolver {
     }
 
     Map<ProbeField, OffsetsCatalog.Answer> answers = new EnumMap<>(ProbeField.class);
+    OffsetsCatalog.BinaryVersions versions = null;
     if (!catalog.isEmpty()) {
-      OffsetsCatalog.BinaryVersions versions = null;
       String noVersions = null;
       try {
         versions = versions(binary, catalog);
@@ -102,10 +109,7 @@ public final class OffsetsResolver {
         }
       }
       if (versions != null && versions.grpcInferredFrom() != null) {
-        checkInferred(binary, answers, functions, notes);
-      }
-      if (answers.values().stream().anyMatch(a -> a.between() != null)) {
-        settleBetween(binary, answers, notes);
+        checkInferred(binary, answers, notes);
       }
     }
     GoBinary.Dwarf dwarf = null;
@@ -115,6 +119,8 @@ public final class OffsetsResolver {
     } catch (DwarfUnavailableException e) {
       noDwarf = "no DWARF (stripped binary): " + e.getMessage();
     }
+    // the binary's own runtime type information and code: what a stripped binary says by itself
+    TypeInfo typeInfo = new TypeInfo(binary, catalog, versions, functions);
 
     Map<Probe, Optional<FunctionParameters>> params = new EnumMap<>(Probe.class);
     ItabAddresses itabs = null;
@@ -128,13 +134,13 @@ public final class OffsetsResolver {
       }
       OffsetsCatalog.Answer answer = answers.get(field);
       FieldValue fromCatalog = answer == null ? null : answer.value();
+      if (dwarf == null) {
+        fromBinary(binary, field, answer, typeInfo.fact(field), preference, noDwarf, values, missing, mismatches, notes);
+        continue;
+      }
       Map<ProbeField, FieldValue> dv = new EnumMap<>(ProbeField.class);
       Map<ProbeField, String> dm = new EnumMap<>(ProbeField.class);
-      if (dwarf == null) {
-        dm.put(field, noDwarf != null ? noDwarf : "DWARF not read");
-      } else {
-        resolveFromDwarf(field, dwarf, params, functions, dv, dm);
-      }
+      resolveFromDwarf(field, dwarf, params, functions, dv, dm);
       FieldValue fromDwarf = dv.get(field);
       if (fromDwarf != null) {
         if (fromCatalog != null && !sameValue(fromCatalog, fromDwarf)) {
@@ -147,12 +153,13 @@ public final class OffsetsResolver {
       } else if (fromCatalog != null) {
         values.put(field, fromCatalog);
       } else {
-        FieldValue fromTypes = field.runtimeTypes() ? fromRuntimeTypes(binary, field) : null;
-        if (fromTypes != null) {
-          values.put(field, fromTypes);
+        // DWARF without the type (genproto's spb.Status in some builds): the runtime type information may have it
+        TypeInfo.Fact t = field.kind() == ProbeField.Kind.ARGUMENT ? null : typeInfo.fact(field);
+        if (t != null && t.value() != null) {
+          values.put(field, t.value());
         } else {
-          missing.put(field, missingReason(answer, dm.get(field), dwarf == null)
-              + (field.runtimeTypes() ? "; not in the runtime type information either" : ""));
+          missing.put(field, missingReason(answer, dm.get(field), false)
+              + (t != null && t.reason() != null ? "; runtime type information: " + t.reason() : ""));
         }
       }
     }
@@ -197,68 +204,65 @@ public final class OffsetsResolver {
   }
 
   /**
-   * A version between two catalog observations that differ on a struct member (an uncatalogued patch
-   * release, e.g. grpc-go v1.34.2 between v1.34.0 and v1.35.0): the binary's runtime type information
-   * gives the member's offset; when that equals one of the two observed values, the field is answered
-   * with it (source catalog, noted); any other value, or no runtime type, leaves it unanswered.
+   * A field of a binary without DWARF: the catalog's answer and what the binary itself says ({@link TypeInfo}:
+   * its runtime type information, its code). When both answer and differ, {@code preference} decides ({@link
+   * Preference#DWARF}: the binary's own description) and the disagreement is logged; an answer resting on an
+   * inferred version is noted with how the binary confirmed it.
    */
-  private static void settleBetween(
-      GoBinary binary, Map<ProbeField, OffsetsCatalog.Answer> answers, Map<ProbeField, String> notes) throws GoBinaryException {
-    Optional<TypeLayouts> layouts = binary.typeLayouts();
-    if (layouts.isEmpty()) {
-      return;
+  private static void fromBinary(GoBinary binary, ProbeField field, OffsetsCatalog.Answer answer, TypeInfo.Fact own,
+      Preference preference, String noDwarf, Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing,
+      Map<ProbeField, String> mismatches, Map<ProbeField, String> notes) {
+    FieldValue fromCatalog = answer == null ? null : answer.value();
+    boolean catalogKnows = fromCatalog != null || answer != null && answer.absent();
+    boolean binaryKnows = own.value() != null || own.absent();
+    if (catalogKnows && binaryKnows && (fromCatalog == null ? own.value() != null : own.value() == null
+        || !sameValue(fromCatalog, own.value()))) {
+      String m = "catalog says " + (fromCatalog == null ? "no such member" : fromCatalog) + ", the binary says "
+          + (own.value() == null ? "no such member (" + own.reason() + ")" : own.value()) + "; using "
+          + (preference == Preference.DWARF ? "the binary's" : "the catalog's");
+      mismatches.put(field, m);
+      LOG.warn("{}: {} {}", binary.path(), field.cName(), m);
     }
-    for (Map.Entry<ProbeField, OffsetsCatalog.Answer> e : answers.entrySet()) {
-      OffsetsCatalog.Answer a = e.getValue();
-      OffsetsCatalog.Between b = a.between();
-      ProbeField field = e.getKey();
-      if (b == null) {
-        continue;
+    boolean agree = catalogKnows && binaryKnows && !mismatches.containsKey(field);
+    // agreeing, the catalog's answer stands (it was observed with DWARF); disagreeing, the preference decides
+    boolean useBinary = binaryKnows && !agree && (preference == Preference.DWARF || !catalogKnows);
+    if (useBinary && own.value() != null) {
+      values.put(field, own.value());
+      if (own.note() != null) {
+        notes.put(field, own.note());
       }
-      Optional<OptionalLong> actual = Optional.empty();
-      if (field.kind() == ProbeField.Kind.MEMBER) {
-        actual = layouts.get().memberOffset(field.path());
-      } else if (field.kind() == ProbeField.Kind.SIZE) {
-        TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
-        actual = st == null ? Optional.empty() : Optional.of(OptionalLong.of(st.size()));
+      notes.computeIfPresent(field, (f, n) -> answer != null && answer.inferred() != null && !n.startsWith(answer.inferred())
+          ? answer.inferred() + "; " + n : n);
+    } else if (!useBinary && fromCatalog != null) {
+      values.put(field, fromCatalog);
+      if (answer.inferred() != null && field.kind() == ProbeField.Kind.ARGUMENT) {
+        notes.put(field, answer.inferred() + "; " + (own.value() != null ? "the function's argument spills agree"
+            : "not checked: " + own.reason()));
       }
-      if (actual.isEmpty()) {
-        continue;
-      }
-      Long v = actual.get().isPresent() ? actual.get().getAsLong() : null;
-      String prefix = a.inferred() == null ? "" : a.inferred() + "; ";
-      if (!b.observed(v)) {
-        e.setValue(OffsetsCatalog.Answer.none(a.reason() + "; the binary's runtime type information says "
-            + (v == null ? "no such member" : v) + ", neither observed value", false));
-        continue;
-      }
-      String note = prefix + "between catalogued " + b.low() + " (" + (b.lowValue() == null ? "absent" : b.lowValue()) + ") and "
-          + b.high() + " (" + (b.highValue() == null ? "absent" : b.highValue()) + "): the runtime type information says "
-          + (v == null ? "absent" : v);
-      if (v == null) {
-        e.setValue(OffsetsCatalog.Answer.none(note, true));
-      } else {
-        e.setValue(new OffsetsCatalog.Answer(new FieldValue(null, v, FieldValue.Source.CATALOG), null, false, a.inferred()));
-        notes.put(field, note);
-      }
+    } else if (useBinary) {
+      missing.put(field, own.reason() + (answer != null && !answer.absent() ? "; catalog: " + answer.reason() : ""));
+    } else if (answer != null && answer.absent()) {
+      missing.put(field, answer.reason() + "; " + noDwarf);
+    } else {
+      missing.put(field, missingReason(answer, noDwarf, true) + "; and the binary: " + own.reason());
     }
   }
 
   /**
    * Checks catalog answers that rest on an inferred version against the binary before they are
    * trusted: a struct member or size against the runtime type information (a contradiction drops the
-   * answer, with both values); an argument location only by its function being in pclntab (its
-   * registers or stack slots cannot be read from a stripped binary). Each kept answer gets a note
-   * saying what it was inferred from and how it was checked.
+   * answer, with both values, whatever {@link Preference} says). Each kept answer gets a note saying what
+   * it was inferred from and how it was checked. An argument location is checked against the function's
+   * code where the binary has no DWARF ({@link #fromBinary}).
    */
   private static void checkInferred(
-      GoBinary binary, Map<ProbeField, OffsetsCatalog.Answer> answers, Map<Probe, GoFunction> functions,
-      Map<ProbeField, String> notes) throws GoBinaryException {
+      GoBinary binary, Map<ProbeField, OffsetsCatalog.Answer> answers, Map<ProbeField, String> notes)
+      throws GoBinaryException {
     Optional<TypeLayouts> layouts = binary.typeLayouts();
     for (Map.Entry<ProbeField, OffsetsCatalog.Answer> e : answers.entrySet()) {
       ProbeField field = e.getKey();
       OffsetsCatalog.Answer a = e.getValue();
-      if (a.inferred() == null || a.value() == null && !a.absent()) {
+      if (a.inferred() == null || a.value() == null && !a.absent() || field.kind() == ProbeField.Kind.ARGUMENT) {
         continue;
       }
       String check;
@@ -269,12 +273,7 @@ public final class OffsetsResolver {
         TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
         actual = st == null ? Optional.empty() : Optional.of(OptionalLong.of(st.size()));
       }
-      if (field.kind() == ProbeField.Kind.ARGUMENT) {
-        if (!functions.containsKey(field.probe())) {
-          continue; // the probe is refused for its missing function anyway
-        }
-        check = "function in pclntab; register/stack slot not checkable without DWARF";
-      } else if (layouts.isEmpty()) {
+      if (layouts.isEmpty()) {
         check = "not checked: no runtime type information";
       } else if (actual.isEmpty()) {
         check = "not checked: " + field.path().get(0) + " not in the runtime type information";
@@ -292,16 +291,6 @@ public final class OffsetsResolver {
       }
       notes.put(field, a.inferred() + "; " + check);
     }
-  }
-
-  /** A GO_RTYPE member from the binary's runtime type information, or null when it does not show it. */
-  private static FieldValue fromRuntimeTypes(GoBinary binary, ProbeField field) throws GoBinaryException {
-    Optional<TypeLayouts> layouts = binary.typeLayouts();
-    if (layouts.isEmpty()) {
-      return null;
-    }
-    Optional<OptionalLong> off = layouts.get().memberOffset(field.path());
-    return off.isPresent() && off.get().isPresent() ? new FieldValue(null, off.get().getAsLong(), FieldValue.Source.RUNTIME_TYPES) : null;
   }
 
   private static boolean sameValue(FieldValue a, FieldValue b) {

@@ -21,7 +21,10 @@ import org.junit.jupiter.api.Test;
  * field through the catalog to exactly what the inspector reads from the DWARF of the same build unstripped,
  * its probes attach, and its connection types equal the unstripped twin's. The sample spans both ABIs and
  * the catalog's range; {@code -Dcatalog.patch.sample=v1.52.3@1.21.13,...} checks others, and {@code
- * offsets/generate-catalog.sh --verify-stripped} checks every build of the matrix the same way.
+ * offsets/generate-catalog.sh --verify-stripped} checks every build of the matrix the same way. Then each
+ * release is removed from the catalog ({@link OffsetsCatalog#before}: as a release newer than the catalog):
+ * every field must come out the same from the binary's own runtime type information and code, but the
+ * arguments of a function whose parameters changed in that release, which are refused.
  */
 class CatalogPatchReleasesIT {
   /** grpc-go release @ Go toolchain: the stack ABI, the register ABI with an older and with the newest Go. */
@@ -67,12 +70,28 @@ class CatalogPatchReleasesIT {
           assertThat(c.value()).as("%s %s", what, f).isEqualTo(d.value());
         }
       }
-      // the generator's own check of every build (generate-catalog.sh --verify-stripped) says the same
-      assertThat(CatalogGenerator.verifyStripped(dir.resolve("probe.stripped"),
-          CatalogGenerator.observe(dir.resolve("probe"), grpc + "-go" + go), OffsetsCatalog.embedded()))
-          .as("%s: generate-catalog.sh --verify-stripped", what).isEmpty();
-      checked.add(what);
+      // the generator's own check of every build (generate-catalog.sh --verify-stripped) says the same, and,
+      // with the release removed from the catalog, the binary's own type information and code give every
+      // field but the arguments of a function whose parameters changed in that release
+      CatalogGenerator.Verification v = CatalogGenerator.verifyStripped(dir.resolve("probe.stripped"),
+          CatalogGenerator.observe(dir.resolve("probe"), grpc + "-go" + go), OffsetsCatalog.embedded());
+      assertThat(v.wrong()).as("%s: generate-catalog.sh --verify-stripped", what).isEmpty();
+      try (GoBinary b = GoBinary.open(dir.resolve("probe.stripped"))) {
+        OffsetsResolution own = OffsetsResolver.resolve(b, OffsetsCatalog.embedded().before(grpc), Preference.DWARF);
+        if (b.usesRegisterAbi() && v.refused().isEmpty()) {
+          assertThat(own.attachable()).as("%s without %s in the catalog: %s", what, grpc, own.missing())
+              .containsAll(Probe.grpcTransport());
+        }
+        for (ProbeField f : ProbeField.values()) {
+          FieldValue x = own.values().get(f);
+          if (x != null && f.kind() != ProbeField.Kind.ITAB && OffsetsCatalog.GRPC.equals(OffsetsCatalog.section(f, true))) {
+            assertThat(x.source()).as("%s %s without %s in the catalog", what, f, grpc).isEqualTo(FieldValue.Source.TYPEINFO);
+          }
+        }
+      }
+      checked.add(what + (v.refused().isEmpty() ? "" : " (type information refused: " + v.refused() + ")"));
     }
-    System.out.println("stripped builds resolved through the catalog to their DWARF: " + checked);
+    System.out.println("stripped builds resolved through the catalog, and without their release through their own type"
+        + " information and code, to their DWARF: " + checked);
   }
 }

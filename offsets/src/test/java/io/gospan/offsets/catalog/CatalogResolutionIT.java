@@ -15,7 +15,7 @@ import io.gospan.offsets.resolve.ProbeField;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.file.Path;
-import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  * every field through the catalog to exactly what the inspector reads from its unstripped twin's
  * DWARF, for the register ABI (Go 1.26 + grpc-go 1.85, Go 1.22 + grpc-go 1.60) and the stack ABI
  * (Go 1.16 + grpc-go 1.40); a grpc-go the catalog does not know falls back to DWARF, and stripped
- * as well is reported unsupported with the reason while everything else still resolves.
+ * as well to the binary's own runtime type information and code, but for a function whose parameters
+ * changed, which is refused with the reason.
  */
 class CatalogResolutionIT {
 
@@ -88,39 +89,14 @@ class CatalogResolutionIT {
     strippedMatchesUnstrippedTwin("--go", "1.16.15", "--grpc", "v1.40.0");
   }
 
-  /** The embedded catalog without grpc-go versions from {@code from} on (as if they were released after it). */
-  private static OffsetsCatalog catalogBefore(String from) throws Exception {
-    ObjectMapper json = new ObjectMapper();
-    ObjectNode root;
-    try (InputStream in = OffsetsCatalog.class.getResourceAsStream(OffsetsCatalog.RESOURCE)) {
-      root = (ObjectNode) json.readTree(in);
-    }
-    for (String section : new String[] {OffsetsCatalog.GRPC, OffsetsCatalog.ARGUMENTS_REGISTER, OffsetsCatalog.ARGUMENTS_STACK}) {
-      ObjectNode s = (ObjectNode) root.path("sections").path(section);
-      ArrayNode observed = (ArrayNode) s.path("observed");
-      for (Iterator<com.fasterxml.jackson.databind.JsonNode> it = observed.iterator(); it.hasNext(); ) {
-        if (ModuleVersions.compare(it.next().asText(), from) >= 0) {
-          it.remove();
-        }
-      }
-      for (Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> fi = s.path("fields").fields(); fi.hasNext(); ) {
-        ArrayNode entries = (ArrayNode) fi.next().getValue();
-        for (Iterator<com.fasterxml.jackson.databind.JsonNode> it = entries.iterator(); it.hasNext(); ) {
-          if (ModuleVersions.compare(it.next().path("since").asText(), from) >= 0) {
-            it.remove();
-          }
-        }
-      }
-    }
-    return OffsetsCatalog.parse(new ByteArrayInputStream(json.writeValueAsBytes(root)));
-  }
-
   @Test
-  void aGrpcNewerThanTheCatalogFallsBackToDwarfAndStrippedIsUnsupported() throws Exception {
-    OffsetsCatalog old = catalogBefore("v1.60.0");
+  void aGrpcNewerThanTheCatalogResolvesFromDwarfOrStrippedFromItsOwnTypeInformation() throws Exception {
+    // as if grpc-go v1.60.0 and later were released after the catalog was made
+    OffsetsCatalog old = OffsetsCatalog.embedded().before("v1.60.0");
     Path plain = CatalogFixtures.examples("--go", "1.22.12", "--grpc", "v1.60.1").resolve("greeter-server");
     Path stripped = CatalogFixtures.examples("--go", "1.22.12", "--grpc", "v1.60.1", "--stripped").resolve("greeter-server");
 
+    OffsetsResolution truth;
     try (GoBinary b = GoBinary.open(plain)) {
       OffsetsResolution r = OffsetsResolver.resolve(b, old, Preference.DWARF);
       assertThat(r.attachable()).as("%s", r.missing()).containsAll(Probe.grpcTransport());
@@ -131,25 +107,49 @@ class CatalogResolutionIT {
       assertThat(c.values().get(ProbeField.SERVER_OPERATE_HEADERS_FRAME).source()).isEqualTo(FieldValue.Source.DWARF);
       assertThat(c.values().get(ProbeField.NET_FD_SYSFD).source()).isEqualTo(FieldValue.Source.CATALOG);
       assertThat(c.values()).hasSameSizeAs(r.values());
+      truth = OffsetsResolver.resolve(b, OffsetsCatalog.empty(), Preference.DWARF);
     }
 
     try (GoBinary b = GoBinary.open(stripped)) {
       OffsetsResolution r = OffsetsResolver.resolve(b, old, Preference.DWARF);
-      // grpc-go's transport probes need grpc-go's offsets; the ServeHTTP path's come from x/net's and Go's
-      // sections, which a newer grpc-go does not change
+      // grpc-go v1.60 gave (*http2Server).operateHeaders a ctx parameter: its arguments are no longer where the
+      // newest catalogued release (v1.59.0) had them, and a stripped binary does not name them: refused, saying so
+      assertThat(r.refusal(Probe.HTTP2_SERVER_OPERATE_HEADERS))
+          .contains("(*http2Server).operateHeaders's arguments are not where any catalogued layout has them: v1.59.0");
+      assertThat(r.missing().get(ProbeField.SERVER_OPERATE_HEADERS_FRAME)).contains("grpc-go v1.60.1 is newer than the catalog");
+      // every other transport probe resolves from the binary itself, to what the unstripped twin's DWARF says
       assertThat(r.attachable()).as("%s", r.missing())
-          .containsExactlyInAnyOrderElementsOf(java.util.Arrays.stream(Probe.values()).filter(Probe::serveHttp).toList());
-      assertThat(r.unsupported()).hasValueSatisfying(u -> assertThat(u)
-          .startsWith("unsupported: grpc-go v1.60.1 is newer than the catalog")
-          .contains("no DWARF"));
-      assertThat(r.refusal(Probe.HTTP2_SERVER_OPERATE_HEADERS)).contains("unsupported: grpc-go v1.60.1").contains("no DWARF");
+          .containsAll(Probe.grpcTransport().stream().filter(p -> p != Probe.HTTP2_SERVER_OPERATE_HEADERS).toList());
+      assertThat(r.unsupported()).isEmpty();
+      for (ProbeField f : ProbeField.values()) {
+        FieldValue v = r.values().get(f);
+        if (v == null || f.kind() == ProbeField.Kind.ITAB) {
+          continue;
+        }
+        FieldValue d = truth.values().get(f);
+        assertThat(d).as("%s is in the twin's DWARF", f).isNotNull();
+        assertThat(v.location()).as("%s", f).isEqualTo(d.location());
+        assertThat(v.value()).as("%s", f).isEqualTo(d.value());
+        if (OffsetsCatalog.GRPC.equals(OffsetsCatalog.section(f, true))) {
+          assertThat(v.source()).as("%s", f).isEqualTo(FieldValue.Source.TYPEINFO);
+        } else if (f.kind() == ProbeField.Kind.ARGUMENT && f.server() == null) {
+          assertThat(v.source()).as("%s", f).isEqualTo(FieldValue.Source.CODE);
+          assertThat(r.notes().get(f)).as("%s", f).contains("argument spills equal the layout of v1.59.0 (the newest catalogued)");
+        }
+      }
+      for (ProbeField f : List.of(ProbeField.HTTP2_SERVER_CONN, ProbeField.STREAM_METHOD, ProbeField.LOOPY_WRITER_SIDE)) {
+        assertThat(r.values()).as("%s", f).containsKey(f);
+      }
       // Nothing else breaks: functions from pclntab, connection types from the runtime type information, Go
       // and x/net fields from the catalog.
       assertThat(r.functions()).containsOnlyKeys(Probe.values());
       assertThat(io.gospan.offsets.resolve.ConnTypes.of(b, 32).netConn("*net.TCPConn")).isPresent();
       assertThat(r.values().get(ProbeField.NET_FD_SYSFD).source()).isEqualTo(FieldValue.Source.CATALOG);
       assertThat(r.values().get(ProbeField.HEADER_FIELD_SIZE).source()).isEqualTo(FieldValue.Source.CATALOG);
-      assertThat(r.missing()).containsKey(ProbeField.LOOPY_WRITER_SIDE);
+      // With an empty catalog nothing names the arguments: the members still come from the type information
+      OffsetsResolution none = OffsetsResolver.resolve(b, OffsetsCatalog.empty(), Preference.DWARF);
+      assertThat(none.values().get(ProbeField.HTTP2_CLIENT_CONN).source()).isEqualTo(FieldValue.Source.TYPEINFO);
+      assertThat(none.missing().get(ProbeField.CLOSE_STREAM_ST)).contains("the catalog has no argument layout of (*http2Client).closeStream");
     }
   }
 
@@ -177,6 +177,18 @@ class CatalogResolutionIT {
       assertThat(catalogWins.values().get(ProbeField.NET_FD_SYSFD))
           .isEqualTo(new FieldValue(null, 4242, FieldValue.Source.CATALOG));
       assertThat(catalogWins.mismatches().get(ProbeField.NET_FD_SYSFD)).contains("using catalog");
+    }
+    // stripped, the binary's runtime type information is its own description
+    Path stripped = CatalogFixtures.examples("--go", "1.22.12", "--grpc", "v1.60.1", "--stripped").resolve("greeter-server");
+    try (GoBinary b = GoBinary.open(stripped)) {
+      OffsetsResolution binaryWins = OffsetsResolver.resolve(b, wrong, Preference.DWARF);
+      assertThat(binaryWins.values().get(ProbeField.NET_FD_SYSFD).source()).isEqualTo(FieldValue.Source.TYPEINFO);
+      assertThat(binaryWins.values().get(ProbeField.NET_FD_SYSFD).value()).isNotEqualTo(4242);
+      assertThat(binaryWins.mismatches()).containsOnlyKeys(ProbeField.NET_FD_SYSFD);
+      assertThat(binaryWins.mismatches().get(ProbeField.NET_FD_SYSFD)).contains("catalog says 4242").contains("using the binary's");
+      OffsetsResolution catalogWins = OffsetsResolver.resolve(b, wrong, Preference.CATALOG);
+      assertThat(catalogWins.values().get(ProbeField.NET_FD_SYSFD)).isEqualTo(new FieldValue(null, 4242, FieldValue.Source.CATALOG));
+      assertThat(catalogWins.mismatches().get(ProbeField.NET_FD_SYSFD)).contains("using the catalog's");
     }
   }
 }

@@ -23,8 +23,11 @@ class OffsetsCatalogTest {
           "http2_server_conn": [{"since": "v1.30.0", "value": 32}, {"since": "v1.40.1", "value": 40, "conflict": true}]}},
         "std": {"observed": ["go1.16.15", "go1.21.13", "go1.26.8"], "fields": {
           "net_fd_sysfd": [{"since": "go1.16.15", "value": 16}]}},
-        "arguments/register": {"observed": ["v1.41.0", "v1.69.4"], "fields": {
-          "write_header_l": [{"since": "v1.41.0", "value": "reg:0"}]}},
+        "arguments/register": {"observed": ["v1.41.0", "v1.59.0", "v1.60.0", "v1.69.4"], "fields": {
+          "write_header_l": [{"since": "v1.41.0", "value": "reg:0"}],
+          "layout:http2_server_operate_headers": [
+            {"since": "v1.41.0", "value": "t *T = rax@0:8 | frame *F = rbx@8:8 | handle func() = rcx@16:8"},
+            {"since": "v1.60.0", "value": "t *T = rax@0:8 | ctx context.Context = rbx@8:8 rcx@16:8 | frame *F = rdi@24:8"}]}},
         "arguments/stack": {"observed": ["v1.30.0", "v1.40.1"], "fields": {
           "write_header_l": [{"since": "v1.30.0", "value": "sp:8"}]}}}}
       """;
@@ -78,6 +81,48 @@ class OffsetsCatalogTest {
     OffsetsCatalog.Answer conflict = c.lookup(ProbeField.HTTP2_SERVER_CONN, versions("v1.40.1", "go1.22.12", true));
     assertThat(conflict.value()).isNull();
     assertThat(conflict.reason()).contains("disagree");
+  }
+
+  @Test
+  void argumentLayoutsOfferedForABinaryTheNearestFirst() throws Exception {
+    OffsetsCatalog c = catalog();
+    io.gospan.offsets.resolve.Probe p = io.gospan.offsets.resolve.Probe.HTTP2_SERVER_OPERATE_HEADERS;
+    java.util.function.Function<String, List<String>> offered = v -> c.layouts(p, versions(v, "go1.22.12", true)).stream()
+        .map(l -> l.observed() + " " + l.why() + ": " + l.layout().param("frame").orElseThrow().words().get(0).register()).toList();
+    assertThat(offered.apply("v1.50.0")).containsExactly("v1.41.0 catalogued: rbx");
+    assertThat(offered.apply("v1.60.0")).containsExactly("v1.60.0 catalogued: rdi");
+    // between two observations whose layouts differ: both, the older first
+    assertThat(offered.apply("v1.59.1")).containsExactly("v1.59.0 catalogued just before: rbx", "v1.60.0 catalogued just after: rdi");
+    // newer than the catalog: the newest; older: the oldest
+    assertThat(offered.apply("v1.99.0")).containsExactly("v1.69.4 the newest catalogued: rdi");
+    assertThat(offered.apply("v1.30.0")).containsExactly("v1.41.0 the oldest catalogued: rbx");
+    // no layout of that function catalogued
+    assertThat(c.layouts(io.gospan.offsets.resolve.Probe.HTTP2_CLIENT_CLOSE_STREAM, versions("v1.50.0", "go1.22.12", true))).isEmpty();
+  }
+
+  @Test
+  void aCatalogBeforeAReleaseHasNeitherItNorLaterReleases() throws Exception {
+    OffsetsCatalog c = catalog().before("v1.60.0");
+    assertThat(c.observed(OffsetsCatalog.GRPC)).containsExactly("v1.30.0", "v1.34.0", "v1.35.0", "v1.40.1");
+    assertThat(c.observed(OffsetsCatalog.ARGUMENTS_REGISTER)).containsExactly("v1.41.0", "v1.59.0");
+    assertThat(c.observed(OffsetsCatalog.STD)).as("Go's sections are not keyed by grpc-go").hasSize(3);
+    assertThat(c.lookup(ProbeField.HTTP2_CLIENT_CONN, versions("v1.69.4", "go1.22.12", true)).reason())
+        .isEqualTo("grpc-go v1.69.4 is newer than the catalog (google.golang.org/grpc up to v1.40.1)");
+    // the v1.60.0 layout is gone: the newest is v1.59.0's
+    assertThat(c.layouts(io.gospan.offsets.resolve.Probe.HTTP2_SERVER_OPERATE_HEADERS, versions("v1.60.0", "go1.22.12", true)))
+        .extracting(OffsetsCatalog.CataloguedLayout::observed).containsExactly("v1.59.0");
+  }
+
+  @Test
+  void theTestHookPropertyGivesTheEmbeddedCatalogBeforeARelease() {
+    String newest = OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC).get(OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC).size() - 1);
+    System.setProperty(OffsetsCatalog.BEFORE_PROPERTY, newest);
+    try {
+      assertThat(OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC)).doesNotContain(newest).isNotEmpty();
+    } finally {
+      System.clearProperty(OffsetsCatalog.BEFORE_PROPERTY);
+    }
+    assertThat(OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC)).contains(newest);
   }
 
   @Test

@@ -639,7 +639,11 @@ public final class BinaryInspection {
         + (resolution != null && resolution.values().isEmpty() ? "; stripped and not in the offsets catalog" : "") + why);
   }
 
-  /** "dwarf", "catalog", or "catalog+dwarf": where the offsets came from ("none" without any). */
+  /**
+   * Where the offsets came from, joined by {@code +}: "catalog", "dwarf", "typeinfo" (the binary's runtime type
+   * information), "code" (argument registers from the function's machine code), e.g. "catalog+dwarf" or
+   * "code+typeinfo" ("none" without any).
+   */
   public String offsetsSource() {
     if (resolution == null) {
       return "none";

@@ -104,7 +104,7 @@ public final class TracedBinary {
     return lingeringSince != 0;
   }
 
-  /** "dwarf", "catalog", or "catalog+dwarf": where the offsets came from. */
+  /** Where the offsets came from: {@link BinaryInspection#offsetsSource()}. */
   public String offsetsSource() {
     return offsetsSource;
   }

@@ -109,7 +109,7 @@ class ProbeOffsetsIT {
           FieldValue d = twin.values().get(f);
           assertThat(d).as("%s %s in the twin's DWARF", program, f).isNotNull();
           assertThat(v).as("%s %s: %s", program, f, r.missing().get(f)).isNotNull();
-          assertThat(v.source()).as("%s %s", program, f).isEqualTo(FieldValue.Source.RUNTIME_TYPES);
+          assertThat(v.source()).as("%s %s", program, f).isEqualTo(FieldValue.Source.TYPEINFO);
           assertThat(v.value()).as("%s %s", program, f).isEqualTo(d.value());
           continue;
         }
