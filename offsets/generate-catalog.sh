@@ -174,12 +174,15 @@ if [[ "$verify" -eq 1 ]]; then
       note "verify: cannot build the stripped twin of $key"; bad=1; continue
     fi
     checked=$((checked + 1))
-    if ! out=$(generator verify-stripped "$dir/probe.stripped" "$cache/$key.json" "$here/src/main/resources/io/gospan/offsets/catalog.json"); then
+    mkdir -p "$cache/verify"
+    if ! out=$(generator verify-stripped "$dir/probe.stripped" "$cache/$key.json" "$here/src/main/resources/io/gospan/offsets/catalog.json" "$cache/verify/$key.json"); then
       bad=1; note "verify: $key stripped disagrees with its DWARF:"
     fi
     [[ -z "$out" ]] || echo "$out" | sed "s/^/  $key /" >&2
     refused=$((refused + $(grep -c '^refused' <<<"$out" || true)))
   done
+  # docs/compatibility.md again, with what was found ("Every catalogued build without its release")
+  generator merge "$cache" "$here/src/main/resources/io/gospan/offsets/catalog.json" "$root/docs/compatibility.md"
   note "verify: $checked stripped builds resolved through the catalog and, without their grpc-go release, through their own type information and code$([[ $bad -eq 0 ]] && echo ", all equal to their DWARF" || echo "; disagreements above"); $refused arguments refused (their function's parameters changed in that release)"
   exit "$bad"
 fi

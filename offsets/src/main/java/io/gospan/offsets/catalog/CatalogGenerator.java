@@ -41,6 +41,10 @@ import java.util.stream.Stream;
  * CatalogGenerator extract-all CACHE             the same for every CACHE/build/KEY without CACHE/KEY.json
  * CatalogGenerator failed OUT.json KEY REASON    record a combination that did not build
  * CatalogGenerator merge CACHE CATALOG DOC       merge CACHE/*.json into the catalog and docs/compatibility.md
+ *                                                (with CACHE/verify/*.json, what verify-stripped found)
+ * CatalogGenerator verify-stripped STRIPPED OBS.json CATALOG [RESULT.json]
+ *                                                check a stripped build against the catalog and, without its
+ *                                                release, against its own type information ({@link #verifyStripped})
  * </pre>
  *
  * KEY is {@code <grpc>-go<go>[-xnet<x/net>]}, e.g. {@code v1.60.1-go1.21.13}. Values are read with
@@ -83,16 +87,26 @@ public final class CatalogGenerator {
         ObjectNode catalog = merge(observations);
         Files.createDirectories(Path.of(args[2]).toAbsolutePath().getParent());
         Files.writeString(Path.of(args[2]), render(catalog));
-        Files.writeString(Path.of(args[3]), compatibility(observations, catalog));
+        Path verified = Path.of(args[1]).resolve("verify");
+        Files.writeString(Path.of(args[3]), compatibility(observations, catalog,
+            Files.isDirectory(verified) ? readCache(verified) : List.of()));
         System.err.println("catalog: " + count(observations, "ok") + " builds observed, " + count(observations, "failed")
             + " failed; wrote " + args[2] + " and " + args[3]);
         break;
       case "verify-stripped":
-        if (args.length != 4) {
+        if (args.length != 4 && args.length != 5) {
           usage();
         }
-        Verification ver = verifyStripped(Path.of(args[1]), JSON.readTree(Path.of(args[2]).toFile()),
-            OffsetsCatalog.load(Path.of(args[3])));
+        JsonNode observation = JSON.readTree(Path.of(args[2]).toFile());
+        Verification ver = verifyStripped(Path.of(args[1]), observation, OffsetsCatalog.load(Path.of(args[3])));
+        if (args.length == 5) {
+          ObjectNode result = JsonNodeFactory.instance.objectNode();
+          result.put("key", observation.path("key").asText());
+          result.put("abi", observation.path("abi").asText());
+          ver.wrong().forEach(result.putArray("wrong")::add);
+          ver.refused().forEach(result.putArray("refused")::add);
+          write(Path.of(args[4]), result);
+        }
         ver.wrong().forEach(w -> System.out.println("WRONG " + w));
         ver.refused().forEach(w -> System.out.println("refused " + w));
         if (!ver.wrong().isEmpty()) {
@@ -106,7 +120,7 @@ public final class CatalogGenerator {
 
   private static void usage() {
     System.err.println("usage: CatalogGenerator extract BINARY OUT.json | extract-all CACHE | failed OUT.json KEY REASON"
-        + " | merge CACHE CATALOG.json COMPATIBILITY.md | verify-stripped STRIPPED_BINARY OBSERVATION.json CATALOG.json");
+        + " | merge CACHE CATALOG.json COMPATIBILITY.md | verify-stripped STRIPPED_BINARY OBSERVATION.json CATALOG.json [RESULT.json]");
     System.exit(2);
   }
 
@@ -260,10 +274,13 @@ public final class CatalogGenerator {
       + "| the same, `-buildmode=pie -ldflags=-s -w` | | catalog | `RouteGuideIT` |\n"
       + "| grpc-go patch releases v1.34.2 (Go 1.16, stack ABI), v1.63.2 (Go 1.22), v1.74.3 (Go 1.26), stripped"
       + " | module proxy | catalog = DWARF of the unstripped twin | `CatalogPatchReleasesIT` |\n\n"
+      + "| grpc-go's route_guide, `-buildmode=pie -ldflags=-s -w`, with its grpc-go release removed from the catalog"
+      + " (as a release newer than this gospan) | | runtime type information and code | `NewerThanCatalogIT`,"
+      + " `InspectNewerThanCatalogIT` |\n\n"
       + "Remaining limits: the first run of a short-lived program gospan has never seen is missed (README,"
-      + " \"Limits\"); argument locations of an inferred grpc-go version are trusted from the catalog, not checked;"
-      + " a stripped binary whose grpc-go, x/net or Go release the catalog does not cover gets no spans from the"
-      + " probes that need it (`gospan inspect` says which).\n\n";
+      + " \"Limits\"); a stripped binary of a release the catalog does not cover loses the probes of a function"
+      + " whose parameters changed in it (`gospan inspect` says which), and stack-ABI arguments (Go ≤ 1.16) come"
+      + " from the catalog only.\n\n";
 
   /** What one unstripped build says about every catalogued field (DWARF only). */
   public static ObjectNode observe(Path binary, String key) throws IOException {
@@ -510,8 +527,47 @@ public final class CatalogGenerator {
     return b.toString();
   }
 
+  /** The section on every catalogued build resolved stripped without its release ({@link #verifyStripped}). */
+  static String verification(List<JsonNode> verified) {
+    StringBuilder b = new StringBuilder("\n## Every catalogued build without its release\n\n");
+    long register = verified.stream().filter(v -> v.path("abi").asText().equals("register")).count();
+    long clean = verified.stream().filter(v -> v.path("abi").asText().equals("register") && v.path("wrong").isEmpty()
+        && v.path("refused").isEmpty()).count();
+    long wrong = verified.stream().filter(v -> !v.path("wrong").isEmpty()).count();
+    b.append("`generate-catalog.sh --verify-stripped` linked every catalogued build again with `-s -w` and resolved it\n"
+        + "through the catalog without its grpc-go release and later ones (as a release newer than the catalog):\n"
+        + "every field must equal its unstripped twin's DWARF, from the binary's own runtime type information\n"
+        + "(struct members) and code (argument registers, register ABI), but the arguments of a function whose\n"
+        + "parameters changed in that release, which are refused. Of " + verified.size() + " builds (" + register
+        + " register ABI; the stack ABI's arguments are not in a stripped binary), " + clean + " register-ABI builds\n"
+        + "resolved every field, " + wrong + " gave a wrong value" + (wrong == 0 ? "" : " (listed)") + ". Refused:\n\n");
+    for (JsonNode v : verified) {
+      if (v.path("wrong").isEmpty() && v.path("refused").isEmpty()) {
+        continue;
+      }
+      List<String> fields = new ArrayList<>();
+      v.path("refused").forEach(r -> fields.add("`" + r.asText().replaceFirst(":.*", "") + "`"));
+      String reason = v.path("refused").isEmpty() ? "" : v.path("refused").get(0).asText().replaceFirst("^[^:]*: ", "");
+      b.append("- `").append(v.path("key").asText()).append("`: ").append(String.join(", ", fields));
+      if (!reason.isEmpty()) {
+        b.append(" (").append(reason.replaceAll("\\s+", " ").replace("|", "\\|")).append(")");
+      }
+      v.path("wrong").forEach(w -> b.append("; WRONG: ").append(w.asText().replace("|", "\\|")));
+      b.append("\n");
+    }
+    return b.toString();
+  }
+
   /** docs/compatibility.md: the Go × grpc-go matrix and what the catalog covers. */
   public static String compatibility(List<JsonNode> observations, ObjectNode catalog) {
+    return compatibility(observations, catalog, List.of());
+  }
+
+  /**
+   * docs/compatibility.md, with what {@code generate-catalog.sh --verify-stripped} found per build ({@code
+   * verified}: {@code {key, abi, wrong: [...], refused: [...]}}), when there is something.
+   */
+  public static String compatibility(List<JsonNode> observations, ObjectNode catalog, List<JsonNode> verified) {
     TreeSet<String> grpcs = new TreeSet<>(ModuleVersions.ORDER);
     TreeSet<String> gos = new TreeSet<>(ModuleVersions.ORDER);
     Map<String, JsonNode> byCell = new TreeMap<>();
@@ -536,15 +592,18 @@ public final class CatalogGenerator {
     b.append("gospan resolves every field its probes read per binary: from the embedded catalog\n"
         + "(`offsets/src/main/resources/io/gospan/offsets/catalog.json`), keyed by the versions in the binary's\n"
         + "build info, and from the binary's own DWARF (DWARF wins by default when both answer; a\n"
-        + "disagreement is logged). **An unstripped binary works with any version the inspector can read**;\n"
-        + "the catalog is what makes **stripped** binaries (`-ldflags='-s -w'`) work.\n\n");
-    b.append("A stripped binary is supported when every version keying its fields is covered:\n\n"
+        + "disagreement is logged). **An unstripped binary works with any version the inspector can read**.\n"
+        + "A **stripped** binary (`-ldflags='-s -w'`) gets what the catalog observed, and for any other release\n"
+        + "what it says by itself (below).\n\n");
+    b.append("The catalog covers a stripped binary when every version keying its fields is covered:\n\n"
         + "- grpc-go struct members and the probed functions' argument locations: by grpc-go version\n"
-        + "  (arguments separately for the register ABI, Go ≥ 1.17, and the stack ABI, Go ≤ 1.16);\n"
+        + "  (arguments separately for the register ABI, Go ≥ 1.17, and the stack ABI, Go ≤ 1.16), and each\n"
+        + "  probed function's argument layout (`layout:<probe>`: its parameters' names, types, registers and\n"
+        + "  slots, register ABI);\n"
         + "- `MetaHeadersFrame`, `HeadersFrame`/`FrameHeader`, `hpack.HeaderField`: by golang.org/x/net version;\n"
         + "- the ServeHTTP path (gRPC served by `grpc.Server.ServeHTTP` behind an HTTP/2 server): x/net's server\n"
         + "  (`serverConn`, `writeResHeaders`, its frames and hpack, h2c) by golang.org/x/net version, net/http's\n"
-        + "  bundled copy by Go version, each with its functions' argument locations\n"
+        + "  bundled copy by Go version, each with its functions' argument locations and layouts\n"
         + "  (`arguments/<abi>/golang.org/x/net`, `arguments/<abi>/std`);\n"
         + "- `net.netFD`'s `pfd.Sysfd`: by Go version. How a connection leads to it (`*net.TCPConn`,\n"
         + "  `crypto/tls.Conn`, any wrapper) is not in the catalog: it comes from the binary's runtime type\n"
@@ -552,36 +611,47 @@ public final class CatalogGenerator {
         + "A version is covered when it lies between the oldest and newest observed versions and the\n"
         + "observed versions around it (or it itself) agree on the value. Newer than the newest observed,\n"
         + "older than the oldest, or inside a range where the value changed between two observations: not\n"
-        + "covered; the binary's DWARF is used, and a stripped binary is reported `unsupported: ...` with the\n"
-        + "reason. Two exceptions, both checked against the binary itself:\n\n"
-        + "- **Between two observations that differ** (an uncatalogued patch release of a struct member's\n"
-        + "  change): the binary's runtime type information (kept in stripped binaries: the struct types\n"
-        + "  reachable from its itabs, with each field's name and offset) gives the member's offset; when it\n"
-        + "  equals one of the two observed values, the field is answered with it (`gospan inspect`: \"between\n"
-        + "  catalogued vA (x) and vB (y): the runtime type information says x\"). Argument locations cannot be\n"
-        + "  settled this way.\n"
+        + "covered; the binary's DWARF is used, and without DWARF **the binary itself**\n"
+        + "(docs/go-binary-inspection.md, \"A stripped binary by itself\"):\n\n"
+        + "- every struct member, struct size and pointer member by name from its runtime type information\n"
+        + "  (the struct types reachable from its itabs, with each field's name, offset and type), whatever\n"
+        + "  the release: `gospan inspect` says `typeinfo`;\n"
+        + "- every argument register of the register ABI from the function's code (the registers its\n"
+        + "  stack-growth tail saves, with their slots and sizes), named by the catalogued layout of the\n"
+        + "  nearest observed release (the newest, for a release newer than the catalog) when the code saves\n"
+        + "  exactly that layout's registers, slots and sizes, and by the method's func type where the binary\n"
+        + "  has one: `gospan inspect` says `code` and which layout. A function whose parameters changed in a\n"
+        + "  release the catalog has not observed (another parameter before, between or after: its spills\n"
+        + "  differ) is refused with both layouts, its probe alone not attached.\n"
+        + "- arguments of the stack ABI (Go ≤ 1.16) are not in a stripped binary: the catalog only (no grpc-go\n"
+        + "  release newer than the catalog builds with Go ≤ 1.16).\n\n"
+        + "When the catalog and the binary both answer and differ, `offsets.prefer` decides (the binary, by\n"
+        + "default) and the disagreement is logged. `generate-catalog.sh --verify-stripped` resolves every\n"
+        + "catalogued build stripped, through the catalog and, with its grpc-go release removed, through its\n"
+        + "own type information and code, against its unstripped twin's DWARF (\"Every catalogued build\n"
+        + "without its release\" below).\n\n"
         + "- **Binaries without module information** (GOPATH builds, as Debian builds Go programs): grpc-go's\n"
         + "  version is inferred from its user agent, the constant `grpc-go/<version>` in the read-only data\n"
         + "  (present when the program dials gRPC; a server-only binary has none); Go's version is in the build\n"
         + "  info. grpc-go's fields come from the catalog at that version; x/net's version is unknown (a GOPATH\n"
         + "  build takes whatever x/net its builder had), so an x/net field is answered only when every\n"
         + "  catalogued x/net release agrees on it. Every struct member and size inferred this way is compared\n"
-        + "  with the runtime type information (a contradiction drops it, with both values); an argument\n"
-        + "  location only by its function being in pclntab. `gospan inspect` prints, per field, \"inferred from\n"
-        + "  grpc-go user agent grpc-go/1.33.3\" and how it was checked. Tested on Debian 12's etcd, etcdctl,\n"
-        + "  containerd and ctr (grpc-go 1.33.3, Go 1.19.8): inspect, and real spans from all four, linked\n"
-        + "  (\"Real programs tested\" below).\n"
+        + "  with the runtime type information (a contradiction drops it, with both values, and the binary's\n"
+        + "  value stands), every argument location with the function's code (its spills must equal the\n"
+        + "  catalogued layout). `gospan inspect` prints, per field, \"inferred from grpc-go user agent\n"
+        + "  grpc-go/1.33.3\" and how it was checked. Tested on Debian 12's etcd, etcdctl, containerd and ctr\n"
+        + "  (grpc-go 1.33.3, Go 1.19.8): inspect, and real spans from all four, linked (\"Real programs tested\"\n"
+        + "  below).\n"
         + "- **GOPATH builds without a user agent** (programs that only serve gRPC): grpc-go's struct members\n"
         + "  in the runtime type information are matched against the catalog; when they equal the catalog's\n"
         + "  values for a contiguous run of observed releases with a non-matching observed release on each\n"
         + "  side, grpc-go's release is taken to lie in that run, and a grpc-go field (argument locations\n"
         + "  included) is answered when it does not change inside the run (`gospan inspect`: \"grpc-go: v1.60.0\n"
         + "  … v1.83.2 (inferred from grpc-go's struct layouts ...)\"). A run that reaches the newest or oldest\n"
-        + "  observed release is not used (a newer or older grpc-go cannot be ruled out). The assumption: the\n"
-        + "  binary's release is not one the catalog has not observed that lies between the run and its\n"
-        + "  non-matching neighbours with different argument locations (the matrix observes every minor's\n"
-        + "  first and latest patch release).\n\n"
-        + "Replaced modules and development toolchains use DWARF only.\n\n");
+        + "  observed release is not used (a newer or older grpc-go cannot be ruled out); its members still come\n"
+        + "  from the runtime type information, its arguments from the code where a catalogued layout fits.\n\n"
+        + "Replaced modules and development toolchains get no catalog answer: DWARF, or stripped, the binary\n"
+        + "itself.\n\n");
     b.append(CONNECTIONS);
     b.append(REAL_PROGRAMS);
     JsonNode secs = catalog.path("sections");
@@ -612,8 +682,8 @@ public final class CatalogGenerator {
         + "another module; development toolchains; GOPATH builds whose user agent names a development version\n"
         + "(`1.34.0-dev`), or without a user agent whose struct layouts match no bounded run of releases (the\n"
         + "newest catalogued grpc-go, for one). Unstripped, all of these\n"
-        + "still work from DWARF. Not checkable in a stripped binary: argument locations (registers, stack\n"
-        + "slots) of an inferred version; they are trusted from the catalog once the function is present.\n\n"
+        + "still work from DWARF; stripped, from the binary itself (above), but for the arguments of a function\n"
+        + "whose parameters changed since the nearest observed release, and stack-ABI arguments.\n\n"
         + "grpc-go releases the Go module proxy omits from its version list (v1.33.3, v1.34.1, v1.34.2: `go\n"
         + "list -m -versions` does not show them, `go list -m google.golang.org/grpc@v1.34.2` resolves) are\n"
         + "added to the matrix by `generate-catalog.sh` (`UNLISTED`).\n\n");
@@ -698,6 +768,9 @@ public final class CatalogGenerator {
     List<String> xs = new ArrayList<>();
     xn.forEach(x -> xs.add("`" + x.asText() + "`"));
     b.append(String.join(", ", xs)).append(".\n");
+    if (!verified.isEmpty()) {
+      b.append(verification(verified));
+    }
     b.append("\nRegenerate: `offsets/generate-catalog.sh` (incremental; `--until HH:MM` to bound it), then review\n"
         + "and commit `catalog.json` and this file. `CatalogDriftIT` rebuilds a sample and fails when it\n"
         + "differs from the committed catalog.\n");

@@ -1,12 +1,16 @@
 package io.gospan.offsets.resolve;
 
 /**
- * Which source wins when a field is both in the catalog and in the binary's DWARF (a
- * disagreement is logged either way).
+ * Which source wins when a field is both in the catalog and in the binary's own description (its DWARF,
+ * or in a stripped binary its runtime type information and code), and the two disagree (logged either
+ * way, {@link OffsetsResolution#mismatches()}).
  */
 public enum Preference {
-  /** The binary's own DWARF describes exactly what was compiled: the default. */
+  /**
+   * The binary's own description ({@code offsets.prefer: dwarf}, the default): its DWARF describes exactly
+   * what was compiled; without DWARF, its runtime type information and code.
+   */
   DWARF,
-  /** The catalog first, the DWARF for what the catalog cannot answer. */
+  /** The catalog first, the binary for what the catalog cannot answer. */
   CATALOG
 }

@@ -3,6 +3,7 @@ package io.gospan.offsets.catalog;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gospan.offsets.resolve.Probe;
 import io.gospan.offsets.resolve.ProbeField;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -41,6 +42,18 @@ class CatalogDriftIT {
         String rebuilt = built == null || built.isNull() ? "null" : built.asText();
         if (!committed.equals(rebuilt)) {
           drift.add(grpc + " go" + go + " " + f.cName() + ": catalog " + committed + ", rebuilt " + rebuilt);
+        }
+      }
+      // each probed function's argument layout (names, types, registers, slots)
+      for (Probe p : Probe.values()) {
+        JsonNode built = o.path("layouts").get(OffsetsCatalog.layoutField(p));
+        if (built == null) {
+          continue;
+        }
+        List<String> committed = catalog.layouts(p, v).stream().map(l -> l.layout().format()).toList();
+        String rebuilt = built.isNull() ? "none (" + o.path("layouts_missing").path(OffsetsCatalog.layoutField(p)).asText() + ")" : built.asText();
+        if (!committed.equals(List.of(rebuilt))) {
+          drift.add(grpc + " go" + go + " " + OffsetsCatalog.layoutField(p) + ": catalog " + committed + ", rebuilt " + rebuilt);
         }
       }
     }
