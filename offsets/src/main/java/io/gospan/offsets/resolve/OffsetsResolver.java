@@ -153,8 +153,8 @@ public final class OffsetsResolver {
       } else if (fromCatalog != null) {
         values.put(field, fromCatalog);
       } else {
-        // DWARF without the type (genproto's spb.Status in some builds): the runtime type information may have it
-        TypeInfo.Fact t = field.kind() == ProbeField.Kind.ARGUMENT ? null : typeInfo.fact(field);
+        // a GO_RTYPE member DWARF lacks (a type DWARF does not describe): the runtime type information may have it
+        TypeInfo.Fact t = field.runtimeTypes() ? typeInfo.fact(field) : null;
         if (t != null && t.value() != null) {
           values.put(field, t.value());
         } else {
