@@ -206,7 +206,12 @@ final class TypeInfo {
     }
     String fn = shortName(f.name());
     List<OffsetsCatalog.CataloguedLayout> candidates = catalog.layouts(probe, versions);
-    Optional<ArgumentLayout> fromFuncType = funcTypeLayout(f.name(), spills);
+    Optional<ArgumentLayout> fromFuncType;
+    try {
+      fromFuncType = funcTypeLayout(f.name(), spills);
+    } catch (GoBinaryException | RuntimeException e) {
+      fromFuncType = Optional.empty(); // a func type that cannot be read confirms nothing; the spills still decide
+    }
     List<String> tried = new ArrayList<>();
     for (OffsetsCatalog.CataloguedLayout c : candidates) {
       String mismatch = c.layout().mismatch(spills);
