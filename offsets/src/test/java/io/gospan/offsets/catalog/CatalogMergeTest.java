@@ -47,4 +47,21 @@ class CatalogMergeTest {
     JsonNode e = entries(CatalogGenerator.merge(List.of(with, lacking)), "xnet_server_conn_conn");
     assertThat(e.get(0).path("conflict").asBoolean()).isTrue();
   }
+
+  @Test
+  void argumentLayoutsAreMergedIntoTheSectionOfTheirFunctionsArgumentsByVersion() throws Exception {
+    String l59 = "t *T = rax@0:8 | frame *F = rbx@8:8";
+    String l60 = "t *T = rax@0:8 | ctx context.Context = rbx@8:8 rcx@16:8 | frame *F = rdi@24:8";
+    JsonNode a = JSON.readTree("{\"status\":\"ok\",\"go\":\"go1.22.12\",\"abi\":\"register\",\"grpc\":\"v1.59.0\",\"xnet\":\"v0.16.0\","
+        + "\"fields\":{},\"layouts\":{\"layout:http2_server_operate_headers\":\"" + l59 + "\"}}");
+    JsonNode b = JSON.readTree("{\"status\":\"ok\",\"go\":\"go1.22.12\",\"abi\":\"register\",\"grpc\":\"v1.60.0\",\"xnet\":\"v0.16.0\","
+        + "\"fields\":{},\"layouts\":{\"layout:http2_server_operate_headers\":\"" + l60 + "\"}}");
+    JsonNode catalog = CatalogGenerator.merge(List.of(a, b));
+    JsonNode e = catalog.path("sections").path(OffsetsCatalog.ARGUMENTS_REGISTER).path("fields").path("layout:http2_server_operate_headers");
+    assertThat(e).hasSize(2);
+    assertThat(e.get(0).path("value").asText()).isEqualTo(l59);
+    assertThat(e.get(1).path("since").asText()).isEqualTo("v1.60.0");
+    assertThat(e.get(1).path("value").asText()).isEqualTo(l60);
+    assertThat(catalog.path("sections").path(OffsetsCatalog.GRPC).path("fields").has("layout:http2_server_operate_headers")).isFalse();
+  }
 }
