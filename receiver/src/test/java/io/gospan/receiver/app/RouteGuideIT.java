@@ -72,7 +72,7 @@ class RouteGuideIT {
     traceRuns(dir, List.of(), List.of());
   }
 
-  private void traceRuns(Path dir, List<String> serverFlags, List<String> clientFlags) throws Exception {
+  void traceRuns(Path dir, List<String> serverFlags, List<String> clientFlags) throws Exception {
     Path server = dir.resolve("route_guide_server");
     Path client = dir.resolve("route_guide_client");
     String yaml = "discovery:\n  instrument:\n    - exe_path: \"" + dir + "/route_guide_*\"\n"
