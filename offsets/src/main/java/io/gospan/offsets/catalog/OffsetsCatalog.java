@@ -36,9 +36,13 @@ import java.util.Optional;
  *         "loopy_writer_side": [{"since": "v1.30.0", "value": 0}],
  *         "loopy_writer_conn": [{"since": "v1.30.0", "value": null}, {"since": "v1.69.4", "value": 40}] } },
  *     "golang.org/x/net": {...}, "std": {...  (versions are Go versions: "go1.21.13") },
- *     "arguments/register": {... keyed by grpc-go version; values "reg:N" (DWARF register) ...},
+ *     "arguments/register": {... keyed by grpc-go version; values "reg:N" (DWARF register) ...,
+ *         "layout:http2_client_close_stream": [{"since": "v1.30.0", "value": "t *...http2Client = rax@0:8 | ..."}] },
  *     "arguments/stack": {... "sp:N" (bytes above SP at entry) ...} } }
  * </pre>
+ *
+ * A {@code layout:<probe>} field holds the probed function's {@link ArgumentLayout} (register ABI sections
+ * only): what names the argument registers a stripped binary's code shows ({@link #layouts}).
  *
  * An entry holds from its {@code since} version until the next entry; {@code null} means the field
  * does not exist in those versions; {@code "conflict": true} marks a version whose builds disagreed
@@ -241,7 +245,8 @@ public final class OffsetsCatalog {
    *
    * @param layout the layout
    * @param observed the observed version it is the value of ({@code v1.85.0}, {@code go1.26.8})
-   * @param why how it relates to the binary's version ("catalogued for v1.60.1", "the newest catalogued")
+   * @param why how it relates to the binary's version: "catalogued" (at it, or around it with the same
+   *     layout), "catalogued just before" / "just after" (around it, differing), "the newest catalogued", ...
    */
   public record CataloguedLayout(ArgumentLayout layout, String observed, String why) {}
 

@@ -50,11 +50,7 @@ public final class TypeLayouts {
    * @param fields field name to byte offset, in declaration order (an embedded field is named by its type)
    * @param pointers the fields whose type is a pointer ({@code abi.Pointer})
    */
-  public record Struct(long size, Map<String, Long> fields, Set<String> pointers) {
-    public Struct(long size, Map<String, Long> fields) {
-      this(size, fields, Set.of());
-    }
-  }
+  public record Struct(long size, Map<String, Long> fields, Set<String> pointers) {}
 
   private final Map<String, Struct> structs;
   private final Map<String, Long> addresses;
