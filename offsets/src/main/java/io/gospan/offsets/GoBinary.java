@@ -278,8 +278,9 @@ public final class GoBinary implements AutoCloseable {
 
   /**
    * Addresses of the named itabs ({@code "<concrete>,<interface>"}, see {@link #PROBE_ITABS}). With
-   * {@code .symtab}: the {@code go:itab.}/{@code go.itab.} symbols. Without: the itabs listed in
-   * {@code runtime.firstmoduledata.itablinks}, named from the runtime type data. When neither works the
+   * {@code .symtab}: the {@code go:itab.}/{@code go.itab.} symbols. Without them (stripped, or go1.27, which
+   * has no itab symbols): the itabs listed in {@code runtime.firstmoduledata.itablinks} (go1.27: laid out in
+   * the type data), named from the runtime type data. When neither works the
    * result says {@link ItabAddresses.Source#UNAVAILABLE} and why.
    */
   public synchronized ItabAddresses itabs(Collection<String> names) throws GoBinaryException {
@@ -298,7 +299,10 @@ public final class GoBinary implements AutoCloseable {
             out.put(n, s.value());
           }
         }
-        return new ItabAddresses(Map.copyOf(out), ItabAddresses.Source.SYMTAB, "");
+        if (!out.isEmpty()) {
+          return new ItabAddresses(Map.copyOf(out), ItabAddresses.Source.SYMTAB, "");
+        }
+        // go1.27 links the itabs into the type data without go:itab symbols: the runtime's table names them
       }
       if (elf.section(".gopclntab").isEmpty()) {
         return unavailable("no .symtab and no .gopclntab to find moduledata");

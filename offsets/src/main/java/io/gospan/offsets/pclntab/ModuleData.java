@@ -19,6 +19,8 @@ import java.util.Optional;
  * 256; go1.20 inserts covctrs/ecovctrs; then end, gcdata, gcbss, types, etypes (types at 280 before go1.20,
  * 296 since); go1.18 adds rodata and gofunc, a later release epclntab; then textsectmap, typelinks and
  * itablinks slices. The types and itablinks positions are therefore found by validating the candidates.
+ * go1.27 replaces typelinks and itablinks: {@code types, typedesclen, etypes, itaboffset, itabsize} from 296,
+ * the itabs inside the type data ({@link #itabTable}).
  */
 public final class ModuleData {
   private static final int OFF_FUNCNAMETAB = 8;
@@ -26,6 +28,10 @@ public final class ModuleData {
   private static final int OFF_ETEXT = 184;
   private static final int[] OFF_TYPES = {280, 296};
   private static final int[] OFF_ITABLINKS = {344, 360, 368, 376, 384, 392, 400};
+  /** go1.27: {@code types, typedesclen, etypes, itaboffset, itabsize}, the itabs inside the type data. */
+  private static final int OFF_TYPES_INLINE_ITABS = 296;
+  /** An itab without its {@code fun} words past the first: inter, _type, hash and padding, fun[0]. */
+  private static final int ITAB_SIZE = 32;
   private static final int MAX_ITABS = 1 << 20;
   /** Bytes read: past itablinks in every layout (moduledata is larger still). */
   private static final int RECORD_SIZE = 448;
@@ -105,7 +111,61 @@ public final class ModuleData {
         return Optional.of(new ItabTable(types, etypes, links.get()));
       }
     }
-    return Optional.empty();
+    return inlineItabs();
+  }
+
+  /**
+   * go1.27: no {@code itablinks} slice; the itabs lie one after another inside the type data, from {@code
+   * types + itaboffset} for {@code itabsize} bytes (Go src/runtime/symtab.go: {@code types, typedesclen,
+   * etypes uintptr; itaboffset, itabsize uintptr} at 296; src/runtime/iface.go {@code addModuleItabs}). An
+   * itab is {@code inter}, {@code _type}, {@code hash uint32} and padding, then {@code fun}: one word when
+   * {@code fun[0]} is 0 (the type does not implement the interface), else one per interface method
+   * (src/internal/abi/iface.go {@code ITab.Size}). Accepted only when every itab's interface and type lie in
+   * the type data and the walk ends exactly at {@code itabsize}.
+   */
+  private Optional<ItabTable> inlineItabs() throws GoBinaryException {
+    long types = r.seek(OFF_TYPES_INLINE_ITABS).u64();
+    long typedesclen = r.u64();
+    long etypes = r.u64();
+    long itabOffset = r.u64();
+    long itabSize = r.u64();
+    if (types == 0 || Long.compareUnsigned(types, etypes) >= 0 || etypes - types >= elf.size()
+        || Long.compareUnsigned(typedesclen, etypes - types) > 0 || Long.compareUnsigned(itabOffset, etypes - types) > 0
+        || Long.compareUnsigned(itabSize, etypes - types - itabOffset) > 0 || itabSize % 8 != 0
+        || elf.loadSegmentFor(types).isEmpty()) {
+      return Optional.empty();
+    }
+    long[] range = {types, etypes};
+    java.util.List<Long> itabs = new java.util.ArrayList<>();
+    try {
+      long p = types + itabOffset;
+      long end = p + itabSize;
+      while (Long.compareUnsigned(p, end) < 0) {
+        if (itabs.size() >= MAX_ITABS) {
+          return Optional.empty();
+        }
+        ByteReader itab = new ByteReader(elf.readAddress(p, 32), "itab");
+        long inter = itab.u64();
+        long type = itab.u64();
+        itab.u64();
+        long fun0 = itab.u64();
+        if (!inRange(inter, range) || !inRange(type, range)) {
+          return Optional.empty();
+        }
+        long methods = new ByteReader(elf.readAddress(inter + 64, 8), "interfacetype").u64();
+        if (fun0 != 0 && (methods <= 0 || methods > 1 << 16)) {
+          return Optional.empty();
+        }
+        itabs.add(p);
+        p += ITAB_SIZE + (fun0 == 0 ? 0 : (methods - 1) * 8);
+      }
+      if (p != end) {
+        return Optional.empty();
+      }
+    } catch (CorruptBinaryException e) {
+      return Optional.empty();
+    }
+    return Optional.of(new ItabTable(types, etypes, itabs.stream().mapToLong(Long::longValue).toArray()));
   }
 
   /**

@@ -26,7 +26,8 @@ import java.util.zip.Deflater;
  * <p>Formats: build info as Go src/debug/buildinfo/buildinfo.go (go1.26) reads it, inline (go1.18+) and
  * pointer (before) forms; {@code .gopclntab} headers and function tables of go1.2, go1.16, go1.18 and
  * go1.20+ (src/debug/gosym/pclntab.go); {@code runtime.firstmoduledata}, runtime type descriptors, names
- * and itabs (src/internal/abi/type.go, iface.go, go1.26; src/runtime/type.go before go1.21); DWARF 4 and 5
+ * and itabs (src/internal/abi/type.go, iface.go, go1.26; src/runtime/type.go before go1.21; go1.27's itabs
+ * inside the type data, src/runtime/symtab.go); DWARF 4 and 5
  * as Go's linker writes them (src/cmd/internal/dwarf/dwarf.go), plain, SHF_COMPRESSED and
  * {@code .zdebug_*}.
  *
@@ -415,6 +416,17 @@ public final class FuzzSeeds {
       b.u64(base + pkg).u64(0).u64(0).u64(0);
     }
 
+    /** An interface type with one method (imethod: name, type offsets): its itabs have one {@code fun} word. */
+    void ifaceWithOneMethod(String label, String typeString, String pkgPath, String method) {
+      int pkg = name(pkgPath);
+      int m = name(method);
+      b.align(8);
+      int methods = b.size();
+      b.u32(m).u32(0);
+      type(label, 16, 2 | 4, 20, "*" + typeString);
+      b.u64(base + pkg).u64(base + methods).u64(1).u64(1);
+    }
+
     /** An itab (inter, _type, hash, fun[0]); returns its address. */
     long itab(String inter, String type) {
       b.align(8);
@@ -447,7 +459,11 @@ public final class FuzzSeeds {
     TypeData t = new TypeData(base, goMinor);
     t.basic("int", 8, 2);
     t.basic("bool", 1, 1);
-    t.iface("net.Conn", "net.Conn", "net");
+    if (goMinor >= 27) {
+      t.ifaceWithOneMethod("net.Conn", "net.Conn", "net", "Read"); // an inline itab's size follows its methods
+    } else {
+      t.iface("net.Conn", "net.Conn", "net");
+    }
     t.struct("poll.FD", "poll.FD", "internal/poll", 64, field("fdmu", "int", 0, false),
         field("Sysfd", "int", 16, false));
     t.struct("net.netFD", "net.netFD", "net", 80, field("pfd", "poll.FD", 0, false), field("family", "int", 64, false));
@@ -472,11 +488,27 @@ public final class FuzzSeeds {
     }
     byte[] pcln = pclntab(goMinor >= 20 ? 120 : goMinor >= 18 ? 118 : 116, List.of("main.main", "runtime.goexit"),
         TEXT, goMinor >= 26 ? 0 : TEXT);
-    byte[] md = moduledata(pcln, typesOff, base, base + typesEnd, itablinksOff, Kind.ITABLINK.address(), itabs.length);
+    byte[] md = goMinor >= 27
+        // go1.27: types, typedesclen, etypes, itaboffset, itabsize; the itabs inside the type data, after the types
+        ? moduledataInlineItabs(pcln, base, typesEnd, base + rodata.length, itabs[0] - base, base + rodata.length - itabs[0])
+        : moduledata(pcln, typesOff, base, base + typesEnd, itablinksOff, Kind.ITABLINK.address(), itabs.length);
     byte[] bi = goMinor >= 18 ? inlineBuildInfo(goVersion, modinfo("v1.60.1"))
         : pointerBuildInfo(Kind.GO_BUILDINFO.address(), goVersion, modinfo("v1.40.0"));
+    if (goMinor >= 27) {
+      return List.of(s(Kind.GO_BUILDINFO, bi), s(Kind.TEXT, text(2)), s(Kind.GOPCLNTAB, pcln), s(Kind.RODATA, rodata),
+          s(moduleSection, md));
+    }
     return List.of(s(Kind.GO_BUILDINFO, bi), s(Kind.TEXT, text(2)), s(Kind.GOPCLNTAB, pcln), s(Kind.RODATA, rodata),
         s(Kind.ITABLINK, links.toArray()), s(moduleSection, md));
+  }
+
+  /** go1.27's moduledata: {@code types, typedesclen, etypes, itaboffset, itabsize} at 296, no itablinks slice. */
+  static byte[] moduledataInlineItabs(byte[] pclntab, long types, long typedesclen, long etypes, long itabOffset, long itabSize) {
+    byte[] md = moduledata(pclntab, 296, 0, 0, 0, 0, 0);
+    ByteBuffer b = ByteBuffer.wrap(md).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.putLong(8 + 296, types).putLong(8 + 304, typedesclen).putLong(8 + 312, etypes).putLong(8 + 320, itabOffset)
+        .putLong(8 + 328, itabSize);
+    return md;
   }
 
   static Map<String, List<Section>> runtimeTypeSeeds() {
@@ -485,6 +517,7 @@ public final class FuzzSeeds {
     out.put("go1.18", runtimeTypes("go1.18.10", 18, 280, 368, Kind.NOPTRDATA));
     out.put("go1.22", runtimeTypes("go1.22.12", 22, 296, 392, Kind.NOPTRDATA));
     out.put("go1.26", runtimeTypes("go1.26.8", 26, 296, 400, Kind.GO_MODULE));
+    out.put("go1.27", runtimeTypes("go1.27.4", 27, 296, 0, Kind.GO_MODULE));
     return out;
   }
 

@@ -107,7 +107,7 @@ class FuzzSeedsTest {
 
   @Test
   void runtimeTypeSeedsGiveItabsAndStructLayouts() throws Exception {
-    for (String seed : List.of("go1.16", "go1.18", "go1.22", "go1.26")) {
+    for (String seed : List.of("go1.16", "go1.18", "go1.22", "go1.26", "go1.27")) {
       GoBinary bin = open("runtimeTypes", seed);
       ItabAddresses itabs = bin.itabs(GoBinary.PROBE_ITABS);
       assertThat(itabs.source()).as(seed + " " + itabs.detail()).isEqualTo(ItabAddresses.Source.ITABLINKS);
