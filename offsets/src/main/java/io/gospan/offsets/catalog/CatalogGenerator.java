@@ -538,21 +538,27 @@ public final class CatalogGenerator {
         + "through the catalog without its grpc-go release and later ones (as a release newer than the catalog):\n"
         + "every field must equal its unstripped twin's DWARF, from the binary's own runtime type information\n"
         + "(struct members) and code (argument registers, register ABI), but the arguments of a function whose\n"
-        + "parameters changed in that release, which are refused. Of " + verified.size() + " builds (" + register
+        + "parameters changed in that release, which are refused (and the oldest release's, which no catalogued\n"
+        + "release precedes to name them). Of " + verified.size() + " builds (" + register
         + " register ABI; the stack ABI's arguments are not in a stripped binary), " + clean + " register-ABI builds\n"
         + "resolved every field, " + wrong + " gave a wrong value" + (wrong == 0 ? "" : " (listed)") + ". Refused:\n\n");
     for (JsonNode v : verified) {
       if (v.path("wrong").isEmpty() && v.path("refused").isEmpty()) {
         continue;
       }
-      List<String> fields = new ArrayList<>();
-      v.path("refused").forEach(r -> fields.add("`" + r.asText().replaceFirst(":.*", "") + "`"));
-      String reason = v.path("refused").isEmpty() ? "" : v.path("refused").get(0).asText().replaceFirst("^[^:]*: ", "");
-      b.append("- `").append(v.path("key").asText()).append("`: ").append(String.join(", ", fields));
-      if (!reason.isEmpty()) {
-        b.append(" (").append(reason.replaceAll("\\s+", " ").replace("|", "\\|")).append(")");
-      }
-      v.path("wrong").forEach(w -> b.append("; WRONG: ").append(w.asText().replace("|", "\\|")));
+      // the binary's reason, shared by the fields of one function: "field: ...; and the binary: <reason>"
+      Map<String, List<String>> byReason = new LinkedHashMap<>();
+      v.path("refused").forEach(r -> {
+        String text = r.asText();
+        int binary = text.indexOf("and the binary: ");
+        String reason = binary >= 0 ? text.substring(binary + "and the binary: ".length()) : text.replaceFirst("^[^:]*: ", "");
+        byReason.computeIfAbsent(reason, k -> new ArrayList<>()).add("`" + text.replaceFirst(":.*", "") + "`");
+      });
+      b.append("- `").append(v.path("key").asText()).append("`:");
+      byReason.forEach((reason, fields) -> b.append(" ").append(String.join(", ", fields)).append(": ")
+          .append(reason.replaceAll("\\s+", " ").replace("|", "\\|")).append(";"));
+      v.path("wrong").forEach(w -> b.append(" WRONG: ").append(w.asText().replace("|", "\\|")).append(";"));
+      b.setLength(b.length() - 1);
       b.append("\n");
     }
     return b.toString();
