@@ -250,7 +250,7 @@ public final class OffsetsResolver {
 
   /**
    * Checks catalog answers that rest on an inferred version against the binary before they are
-   * trusted: a struct member or size against the runtime type information (a contradiction drops the
+   * trusted: a struct member, size or pointer member against the runtime type information (a contradiction drops the
    * answer, with both values, whatever {@link Preference} says). Each kept answer gets a note saying what
    * it was inferred from and how it was checked. An argument location is checked against the function's
    * code where the binary has no DWARF ({@link #fromBinary}).
@@ -272,6 +272,10 @@ public final class OffsetsResolver {
       } else if (field.kind() == ProbeField.Kind.SIZE && layouts.isPresent()) {
         TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
         actual = st == null ? Optional.empty() : Optional.of(OptionalLong.of(st.size()));
+      } else if (field.kind() == ProbeField.Kind.POINTER && layouts.isPresent()) {
+        TypeLayouts.Struct st = layouts.get().struct(field.path().get(0));
+        actual = st == null ? Optional.empty() : Optional.of(layouts.get().memberIsPointer(field.path().get(0), field.path().get(1))
+            .map(p -> OptionalLong.of(p ? 1 : 0)).orElse(OptionalLong.empty()));
       }
       if (layouts.isEmpty()) {
         check = "not checked: no runtime type information";

@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
  * stripped: no module versions, no DWARF): grpc-go's version is inferred from its user agent and
  * equals what the packages' Built-Using field says; the grpc-go and x/net fields come from the catalog
  * at that version, each line saying so, the struct members checked against the binary's runtime type
- * information; the verdict promises the spans the probes give.
+ * information and the arguments against the functions' code; the verdict promises the spans the probes
+ * give. Without their grpc-go release in the catalog, they resolve the same from their own type information
+ * and code.
  */
 class DebianBuildsInspectIT {
 
@@ -35,7 +37,10 @@ class DebianBuildsInspectIT {
       assertThat(out).containsPattern("(?m)^  http2_client_conn +\\d+ \\(catalog, inferred from grpc-go user agent grpc-go/"
           + grpc.replace(".", "\\.") + "; matches the runtime type information\\)$");
       assertThat(out).containsPattern("(?m)^  header_field_size +40 \\(catalog, inferred: x/net unknown, every catalogued x/net release .*agrees; matches the runtime type information\\)$");
-      assertThat(out).doesNotContain("not trusted");
+      // each inferred argument location checked against its function's code (the registers its stack-growth tail saves)
+      assertThat(out).containsPattern("(?m)^  close_stream_st +R\\w+ \\(catalog, inferred from grpc-go user agent grpc-go/"
+          + grpc.replace(".", "\\.") + "; the function's argument spills agree\\)$");
+      assertThat(out).doesNotContain("not trusted").doesNotContain("not checked");
       // the streams probe set, from the catalog by the inferred version (Go 1.19: register ABI)
       assertThat(out).as(b[0]).contains("probe set: streams\n");
       assertThat(InspectCommandIT.willAttach(out)).as(out).containsAll(
@@ -53,6 +58,34 @@ class DebianBuildsInspectIT {
         sharedReasons++;
       }
       assertThat(sharedReasons).as(out).isPositive();
+    }
+  }
+
+  /**
+   * The same four binaries with their inferred grpc-go release removed from the catalog ({@link
+   * io.gospan.offsets.catalog.OffsetsCatalog#before}, as a release newer than the catalog): every field the
+   * catalog gave comes out the same from the binary's own runtime type information and code, so a Debian
+   * build of a grpc-go the catalog has not observed gets the same probes.
+   */
+  @Test
+  void withoutTheirReleaseInTheCatalogTheDebianBuildsResolveTheSameFromTheirOwnTypeInformation() throws Exception {
+    DebianPackages.Unpacked debian = DebianPackages.fetch();
+    String grpc = "v" + debian.builtUsing("etcd-server", "golang-google-grpc").orElseThrow();
+    io.gospan.offsets.catalog.OffsetsCatalog without = io.gospan.offsets.catalog.OffsetsCatalog.embedded().before(grpc);
+    for (String name : new String[] {"etcd", "etcdctl", "containerd", "ctr"}) {
+      try (io.gospan.offsets.GoBinary b = io.gospan.offsets.GoBinary.open(debian.bin(name))) {
+        io.gospan.offsets.resolve.OffsetsResolution full = io.gospan.offsets.resolve.OffsetsResolver.resolve(b);
+        io.gospan.offsets.resolve.OffsetsResolution own = io.gospan.offsets.resolve.OffsetsResolver.resolve(
+            b, without, io.gospan.offsets.resolve.Preference.DWARF);
+        assertThat(own.values()).as("%s without %s: %s", name, grpc, own.missing()).hasSameSizeAs(full.values());
+        own.values().forEach((f, v) -> {
+          assertThat(v.location()).as("%s %s", name, f).isEqualTo(full.values().get(f).location());
+          assertThat(v.value()).as("%s %s", name, f).isEqualTo(full.values().get(f).value());
+        });
+        assertThat(own.attachable()).as(name).isEqualTo(full.attachable());
+        assertThat(own.values().values()).as("%s: grpc-go's arguments from the code", name)
+            .anyMatch(v -> v.source() == io.gospan.offsets.resolve.FieldValue.Source.CODE);
+      }
     }
   }
 
