@@ -368,20 +368,36 @@ class GrpcProbesIT {
    */
   /**
    * A stripped binary whose grpc-go release the offsets catalog knows, but without the streams set's
-   * fields (a catalog generated before the set, as a catalog regenerated only in part would be): the
-   * binary gets the headers set, which the catalog covers, says why (what {@code gospan inspect}
-   * prints after "probe set:"), and its calls are traced with the headers set's events.
+   * fields (a catalog generated before the set, as a catalog regenerated only in part would be): the binary's
+   * own type information and code give them ({@code Stream.method} by name, closeStream's and writeStatus's
+   * arguments named by their catalogued layouts), so it still gets the streams set. Without those layouts
+   * too, nothing names closeStream's arguments: the binary gets the headers set, which the catalog covers,
+   * says why (what {@code gospan inspect} prints after "probe set:"), and its calls are traced with the
+   * headers set's events.
    */
   @Test
   void aStrippedBinaryWhoseCatalogLacksTheStreamsSetsFieldsIsTracedWithTheHeadersSet() throws Exception {
-    io.gospan.offsets.catalog.OffsetsCatalog older = catalogWithout(STREAMS_SET_FIELDS);
     Path stripped = ExampleApps.build("--stripped");
+    io.gospan.offsets.catalog.OffsetsCatalog withoutFields = catalogWithout(STREAMS_SET_FIELDS);
+    for (String program : List.of("greeter-server", "greeter-client")) {
+      BinaryInspection own;
+      try (io.gospan.offsets.GoBinary b = io.gospan.offsets.GoBinary.open(stripped.resolve(program))) {
+        own = BinaryInspection.inspect(stripped.resolve(program), b, io.gospan.offsets.resolve.Preference.DWARF, false, withoutFields);
+      }
+      assertThat(own.probeSet()).as("%s: %s", program, own.probeSetReason()).isEqualTo(Probe.ProbeSet.STREAMS);
+      assertThat(own.resolution().orElseThrow().values().get(io.gospan.offsets.resolve.ProbeField.STREAM_METHOD).source())
+          .isEqualTo(io.gospan.offsets.resolve.FieldValue.Source.TYPEINFO);
+    }
+    List<String> withLayouts = new java.util.ArrayList<>(STREAMS_SET_FIELDS);
+    withLayouts.addAll(List.of("layout:http2_client_close_stream", "layout:http2_server_write_status"));
+    io.gospan.offsets.catalog.OffsetsCatalog older = catalogWithout(withLayouts);
     try (ProbeSession session = new ProbeSession(ProbeSession.STREAMS).withCatalog(older)) {
       for (String program : List.of("greeter-server", "greeter-client")) {
         BinaryInspection i = session.inspect(stripped.resolve(program));
         assertThat(i.registerAbi()).isTrue();
         assertThat(i.probeSet()).as(program).isEqualTo(Probe.ProbeSet.HEADERS);
-        assertThat(i.probeSetReason()).as(program).startsWith("stream_method unresolved: ");
+        assertThat(i.probeSetReason()).as(program).startsWith("http2_client_close_stream ")
+            .contains("the catalog has no argument layout of (*http2Client).closeStream");
         // the embedded catalog has them: the same binary gets the streams set
         assertThat(new ProbeSession(ProbeSession.STREAMS).inspect(stripped.resolve(program)).probeSet())
             .as(program).isEqualTo(Probe.ProbeSet.STREAMS);
