@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
  * Version inference on GOPATH-mode builds (no module information), stripped, checked against the
  * truth: the DWARF of the same program built the same way unstripped. The example client dials, so
  * it carries grpc-go's user agent; the example server does not, and its grpc-go release is narrowed
- * by its struct layouts. Every field inferred for the stripped build equals DWARF's.
+ * by its struct layouts; a server whose layouts match no bounded run of releases resolves from its own
+ * type information and code. Every field of the stripped build equals DWARF's.
  */
 class GopathInferenceIT {
 
@@ -81,15 +82,21 @@ class GopathInferenceIT {
   }
 
   @Test
-  void aServerOfTheNewestCataloguedReleaseIsNotInferred() throws Exception {
-    // its layouts match the newest observed releases: a newer grpc-go cannot be ruled out
+  void aServerOfTheNewestCataloguedReleaseIsNotInferredButResolvesFromItsOwnTypeInformation() throws Exception {
+    // its layouts match the newest observed releases: a newer grpc-go cannot be ruled out, so no version is
+    // inferred; the binary's own type information and code still give every field, by name
     Path dir = build(OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC)
         .get(OffsetsCatalog.embedded().observed(OffsetsCatalog.GRPC).size() - 1));
     try (GoBinary server = GoBinary.open(dir.resolve("stripped/greeter-server"))) {
       assertThat(OffsetsResolver.versions(server, OffsetsCatalog.embedded()).grpcRange()).isNull();
       OffsetsResolution s = OffsetsResolver.resolve(server);
-      assertThat(s.attachable()).doesNotContain(Probe.LOOPY_WRITER_WRITE_HEADER);
-      assertThat(s.missing().get(ProbeField.WRITE_HEADER_L)).contains("no grpc-go user agent");
+      assertThat(s.attachable()).as("%s", s.missing()).containsAll(Probe.grpcTransport().stream()
+          .filter(p -> s.functions().containsKey(p)).toList());
+      assertThat(s.values().get(ProbeField.HTTP2_SERVER_CONN).source()).isEqualTo(FieldValue.Source.TYPEINFO);
+      assertThat(s.values().get(ProbeField.WRITE_HEADER_L).source()).isEqualTo(FieldValue.Source.CODE);
+      assertThat(s.notes().get(ProbeField.WRITE_HEADER_L)).contains("(tried newest first: the binary names no google.golang.org/grpc version)");
+      assertThat(sameAsDwarf(dir, "greeter-server", s)).contains("write_header_l", "server_operate_headers_frame",
+          "http2_server_conn", "meta_headers_frame_fields");
     }
   }
 }

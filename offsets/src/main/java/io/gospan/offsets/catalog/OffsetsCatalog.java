@@ -276,7 +276,7 @@ public final class OffsetsCatalog {
     if (version == null) {
       for (int i = s.observed.size() - 1; i >= 0; i--) {
         at.add(s.observed.get(i));
-        whys.add("a catalogued layout (the binary's " + module + " version is unknown)");
+        whys.add("tried newest first: the binary names no " + module + " version");
       }
     } else if (ModuleVersions.compare(version, newest) > 0) {
       at.add(newest);
