@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gospan.offsets.GoBinary;
+import io.gospan.offsets.resolve.ArgumentLayout;
 import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.OffsetsResolution;
 import io.gospan.offsets.resolve.OffsetsResolver;
@@ -150,6 +151,46 @@ class CatalogResolutionIT {
       OffsetsResolution none = OffsetsResolver.resolve(b, OffsetsCatalog.empty(), Preference.DWARF);
       assertThat(none.values().get(ProbeField.HTTP2_CLIENT_CONN).source()).isEqualTo(FieldValue.Source.TYPEINFO);
       assertThat(none.missing().get(ProbeField.CLOSE_STREAM_ST)).contains("the catalog has no argument layout of (*http2Client).closeStream");
+    }
+  }
+
+  /**
+   * A method the binary keeps a func type for ({@code (*http2Server).writeStatus}, in ServerTransport's method
+   * table) whose catalogued layout does not fit its spills (here a catalog that gives it an extra parameter
+   * before {@code st}): Go's calling convention applied to its own func type, confirmed by the spills, names
+   * each parameter by its catalogued type; the values are the truth (the catalog's, for this release).
+   */
+  @Test
+  void aMethodsFuncTypeNamesItsParametersWhenNoCataloguedLayoutFits() throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    ObjectNode root;
+    try (InputStream in = OffsetsCatalog.class.getResourceAsStream(OffsetsCatalog.RESOURCE)) {
+      root = (ObjectNode) json.readTree(in);
+    }
+    ArrayNode layouts = (ArrayNode) root.path("sections").path(OffsetsCatalog.ARGUMENTS_REGISTER).path("fields")
+        .path(OffsetsCatalog.layoutField(Probe.HTTP2_SERVER_WRITE_STATUS));
+    for (com.fasterxml.jackson.databind.JsonNode e : layouts) {
+      ArgumentLayout l = ArgumentLayout.parse(e.path("value").asText());
+      ((ObjectNode) e).put("value", l.params().get(0).name() + " " + l.params().get(0).type() + " = rax@0:8 | "
+          + l.params().get(1).name() + " " + l.params().get(1).type() + " = rbx@8:8 | extra int = rcx@16:8 | "
+          + l.params().get(2).name() + " " + l.params().get(2).type() + " = rdi@24:8");
+    }
+    OffsetsCatalog skewed = OffsetsCatalog.parse(new ByteArrayInputStream(json.writeValueAsBytes(root)));
+    String newest = skewed.observed(OffsetsCatalog.GRPC).get(skewed.observed(OffsetsCatalog.GRPC).size() - 1);
+    Path stripped = CatalogFixtures.examples("--stripped").resolve("greeter-server");
+    try (GoBinary b = GoBinary.open(stripped)) {
+      OffsetsResolution truth = OffsetsResolver.resolve(b);
+      OffsetsResolution r = OffsetsResolver.resolve(b, skewed.before(newest), Preference.DWARF);
+      for (ProbeField f : List.of(ProbeField.WRITE_STATUS_T, ProbeField.WRITE_STATUS_S, ProbeField.WRITE_STATUS_ST)) {
+        assertThat(r.values().get(f)).as("%s: %s", f, r.missing().get(f)).isNotNull();
+        assertThat(r.values().get(f).source()).as("%s", f).isEqualTo(FieldValue.Source.CODE);
+        assertThat(r.values().get(f).location()).as("%s", f).isEqualTo(truth.values().get(f).location());
+        assertThat(r.notes().get(f)).as("%s", f).contains("(*http2Server).writeStatus's parameters by type in its func type")
+            .contains("no catalogued layout fits");
+      }
+      assertThat(r.attachable()).contains(Probe.HTTP2_SERVER_WRITE_STATUS);
+      // closeStream's layout, untouched, still names its arguments
+      assertThat(r.values().get(ProbeField.CLOSE_STREAM_ST).location()).isEqualTo(truth.values().get(ProbeField.CLOSE_STREAM_ST).location());
     }
   }
 
