@@ -25,12 +25,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Resolves every {@link ProbeField} of one binary. Sources: the embedded offsets catalog, by the
  * module versions in the binary's build info ({@link OffsetsCatalog}); the binary's DWARF; and, in a
- * binary without DWARF, what the binary says by itself ({@link TypeInfo}: struct members, sizes and
- * pointer members by name from its runtime type information; argument registers from its code, named by a
- * catalogued argument layout they equal or by the method's func type). When the catalog and the binary
- * (its DWARF, else its type information and code) both answer, {@link Preference} decides (the binary
- * by default) and a disagreement is logged and reported ({@link OffsetsResolution#mismatches()}); when
- * none answers, the field is missing with every reason and only the probes needing it are refused.
+ * binary without DWARF, for what the catalog does not answer, what the binary says by itself ({@link
+ * TypeInfo}: struct members, sizes and pointer members by name from its runtime type information; argument
+ * registers from its code, named by a catalogued argument layout they equal or by the method's func type).
+ * When the catalog and the binary (its DWARF; the type information and code of one whose versions were
+ * inferred) both answer, {@link Preference} decides (the binary by default) and a disagreement is logged and
+ * reported ({@link OffsetsResolution#mismatches()}); when none answers, the field is missing with every
+ * reason and only the probes needing it are refused.
  * Itab addresses are per binary: the symbol table or, in stripped binaries, the runtime's itablinks.
  *
  * <p>So a stripped binary of a grpc-go (or x/net, or Go) release the catalog has not observed resolves
@@ -135,7 +136,12 @@ public final class OffsetsResolver {
       OffsetsCatalog.Answer answer = answers.get(field);
       FieldValue fromCatalog = answer == null ? null : answer.value();
       if (dwarf == null) {
-        fromBinary(binary, field, answer, typeInfo.fact(field), preference, noDwarf, values, missing, mismatches, notes);
+        // the binary's own type information and code when the catalog does not answer, or answers by a version
+        // inferred from the binary (then as a check); a catalogued answer stands without reading them (an
+        // inspection reads the type layouts and decodes a function per probe only when it must)
+        boolean catalogAnswers = answer != null && (answer.value() != null || answer.absent()) && answer.inferred() == null;
+        fromBinary(binary, field, answer, catalogAnswers ? TypeInfo.Fact.unknown("not read: the catalog answers")
+            : typeInfo.fact(field), preference, noDwarf, values, missing, mismatches, notes);
         continue;
       }
       Map<ProbeField, FieldValue> dv = new EnumMap<>(ProbeField.class);
@@ -205,9 +211,10 @@ public final class OffsetsResolver {
 
   /**
    * A field of a binary without DWARF: the catalog's answer and what the binary itself says ({@link TypeInfo}:
-   * its runtime type information, its code). When both answer and differ, {@code preference} decides ({@link
-   * Preference#DWARF}: the binary's own description) and the disagreement is logged; an answer resting on an
-   * inferred version is noted with how the binary confirmed it.
+   * its runtime type information, its code; read only when the catalog does not answer or answers by an
+   * inferred version). When both answer and differ, {@code preference} decides ({@link Preference#DWARF}: the
+   * binary's own description) and the disagreement is logged; an answer resting on an inferred version is
+   * noted with how the binary confirmed it.
    */
   private static void fromBinary(GoBinary binary, ProbeField field, OffsetsCatalog.Answer answer, TypeInfo.Fact own,
       Preference preference, String noDwarf, Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing,

@@ -219,17 +219,5 @@ class CatalogResolutionIT {
           .isEqualTo(new FieldValue(null, 4242, FieldValue.Source.CATALOG));
       assertThat(catalogWins.mismatches().get(ProbeField.NET_FD_SYSFD)).contains("using catalog");
     }
-    // stripped, the binary's runtime type information is its own description
-    Path stripped = CatalogFixtures.examples("--go", "1.22.12", "--grpc", "v1.60.1", "--stripped").resolve("greeter-server");
-    try (GoBinary b = GoBinary.open(stripped)) {
-      OffsetsResolution binaryWins = OffsetsResolver.resolve(b, wrong, Preference.DWARF);
-      assertThat(binaryWins.values().get(ProbeField.NET_FD_SYSFD).source()).isEqualTo(FieldValue.Source.TYPEINFO);
-      assertThat(binaryWins.values().get(ProbeField.NET_FD_SYSFD).value()).isNotEqualTo(4242);
-      assertThat(binaryWins.mismatches()).containsOnlyKeys(ProbeField.NET_FD_SYSFD);
-      assertThat(binaryWins.mismatches().get(ProbeField.NET_FD_SYSFD)).contains("catalog says 4242").contains("using the binary's");
-      OffsetsResolution catalogWins = OffsetsResolver.resolve(b, wrong, Preference.CATALOG);
-      assertThat(catalogWins.values().get(ProbeField.NET_FD_SYSFD)).isEqualTo(new FieldValue(null, 4242, FieldValue.Source.CATALOG));
-      assertThat(catalogWins.mismatches().get(ProbeField.NET_FD_SYSFD)).contains("using the catalog's");
-    }
   }
 }
