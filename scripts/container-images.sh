@@ -51,23 +51,35 @@ flock 9
 
 label=io.gospan.inputs
 
-# bootstrap NAME [dpkg options...]: a Debian bookworm minbase root file system imported as NAME.
+# bootstrap NAME [dpkg options...]: a Debian bookworm minbase root file system imported as NAME,
+# with the apt and dpkg settings of the public images (debuerreotype's: no package caches or
+# translations kept, compressed indexes, unsafe-io); built again when this recipe changed (a label
+# records its hash).
 bootstrap() {
     local name=$1; shift
-    if podman image exists "$name"; then
+    local recipe
+    recipe=$( (declare -f bootstrap; printf '%s\n' "$@") | sha256sum | cut -d' ' -f1)
+    if [[ "$(podman image inspect --format '{{index .Labels "io.gospan.bootstrap"}}' "$name" 2>/dev/null)" == "$recipe" ]]; then
         return
     fi
-    note "bootstrapping $name from Debian's packages (mmdebstrap, ~1 min)"
+    note "bootstrapping $name from Debian's packages (mmdebstrap, 1-5 min)"
     local tar
     tar=$(mktemp "$cache/podman/tmp/rootfs.XXXXXX.tar")
-    local opts=()
+    local opts=(--dpkgopt=force-unsafe-io)
     for o in "$@"; do opts+=("--dpkgopt=$o"); done
-    mmdebstrap --quiet --variant=minbase "${opts[@]}" bookworm "$tar" \
+    # merged-usr: /usr merged by mmdebstrap's hook, as the public images are, not by Debian's
+    # usrmerge package (which would bring perl, ~46 MB)
+    mmdebstrap --quiet --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+        --aptopt='DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; }' \
+        --aptopt='Dir::Cache::pkgcache ""' --aptopt='Dir::Cache::srcpkgcache ""' \
+        --aptopt='Acquire::GzipIndexes "true"' --aptopt='Acquire::Languages "none"' \
+        --aptopt='Apt::AutoRemove::SuggestsImportant "false"' \
+        "${opts[@]}" bookworm "$tar" \
         "deb http://deb.debian.org/debian bookworm main" \
         "deb http://deb.debian.org/debian bookworm-updates main" \
         "deb http://deb.debian.org/debian-security bookworm-security main" >&2 \
         || { rm -f "$tar"; die "mmdebstrap failed"; }
-    podman import --quiet --change 'CMD ["bash"]' \
+    podman import --quiet --change 'CMD ["bash"]' --change "LABEL io.gospan.bootstrap=$recipe" \
         --message "debian bookworm minbase, mmdebstrap (scripts/container-images.sh)" \
         "$tar" "$name" >/dev/null || { rm -f "$tar"; die "podman import $name failed"; }
     rm -f "$tar"
@@ -83,10 +95,11 @@ bootstrap docker.io/library/debian:bookworm-slim \
 bases="$(podman image inspect --format '{{.Id}}' docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim | tr '\n' ' ')"
 
 # files_hash DIR PATH...: hash of the names and contents of the files under PATH... (relative to
-# DIR) that git tracks or would track (what .gitignore leaves out, build output, is left out).
+# DIR) that git tracks or would track (what .gitignore leaves out, build output, is left out), but
+# tests (src/test: .dockerignore keeps them out of the build context too).
 files_hash() {
     local dir=$1; shift
-    (cd "$dir" && git ls-files -co --exclude-standard -z -- "$@" | sort -z \
+    (cd "$dir" && git ls-files -co --exclude-standard -z -- "$@" | grep -zv '/src/test/' | sort -z \
         | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 }
 
