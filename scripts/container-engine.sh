@@ -13,7 +13,16 @@
 #   scripts/container-engine.sh compose ARGS...  docker-compose (Debian's 1.29) against that API:
 #                                                starts `serve` on $GOSPAN_CACHE/podman/docker.sock
 #                                                first if nothing answers there, e.g.
-#                                                `scripts/container-engine.sh compose up`
+#                                                `scripts/container-engine.sh compose up`; run in
+#                                                the repository with no COMPOSE_FILE set, it adds
+#                                                the `host-limits` override to docker-compose.yml
+#   scripts/container-engine.sh host-limits      writes (if needed) and prints a compose override
+#                                                giving the demo's gospan services this host's hard
+#                                                memlock and nofile limits and nproc 4096: a host
+#                                                without CAP_SYS_RESOURCE cannot grant the demo's
+#                                                `memlock: -1`, and once a service sets any ulimit
+#                                                podman asks for more files and processes than such
+#                                                a host allows (docs/containers.md)
 #   scripts/container-engine.sh stop-service     stops the API service `compose` started
 #
 # The settings (containers.conf):
@@ -63,6 +72,29 @@ EOF
     if cmp -s "$tmp" "$conf"; then rm -f "$tmp"; else mv -f "$tmp" "$conf"; fi
 }
 
+# host_limits: the override `host-limits` prints.
+host_limits() {
+    mkdir -p "$cache"
+    local memlock nofile nproc
+    memlock=$(ulimit -Hl)
+    [[ "$memlock" == unlimited ]] && memlock=-1 || memlock=$((memlock * 1024))
+    nofile=$(ulimit -Hn)
+    [[ "$nofile" == unlimited || "$nofile" -gt 1048576 ]] && nofile=1048576
+    nproc=$(ulimit -Hu)
+    [[ "$nproc" == unlimited || "$nproc" -gt 4096 ]] && nproc=4096
+    local file=$cache/host-limits.yml tmp
+    tmp=$(mktemp "$cache/host-limits.yml.XXXXXX")
+    {
+        echo "# Written by scripts/container-engine.sh: this host's limits for the demo's gospan services."
+        echo "services:"
+        for s in gospan-server gospan-client; do
+            printf '  %s:\n    ulimits:\n      memlock: %s\n      nofile: %s\n      nproc: %s\n' "$s" "$memlock" "$nofile" "$nproc"
+        done
+    } >"$tmp"
+    if cmp -s "$tmp" "$file"; then rm -f "$tmp"; else mv -f "$tmp" "$file"; fi
+    echo "$file"
+}
+
 socket=$cache/docker.sock
 pidfile=$cache/service.pid
 
@@ -73,6 +105,9 @@ service_up() {
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
 case "$cmd" in
+    host-limits)
+        host_limits
+        ;;
     conf)
         write_conf
         echo "$conf"
@@ -99,6 +134,10 @@ case "$cmd" in
             for _ in $(seq 100); do service_up && break; sleep 0.1; done
             service_up || die "podman system service did not answer on $socket ($cache/service.log)"
             note "podman API service on $socket (pid $(cat "$pidfile"); stop it with: $0 stop-service)"
+        fi
+        if [[ -z "${COMPOSE_FILE:-}" && -f docker-compose.yml && -f scripts/container-engine.sh ]]; then
+            COMPOSE_FILE=docker-compose.yml:$(host_limits)
+            export COMPOSE_FILE
         fi
         DOCKER_HOST=unix://$socket exec docker-compose "$@"
         ;;
