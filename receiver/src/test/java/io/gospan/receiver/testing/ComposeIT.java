@@ -63,7 +63,7 @@ class ComposeIT {
   private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   @BeforeAll
-  static void engineAndImages() throws IOException {
+  static void engineAndImages() {
     root = ExampleApps.repoRoot();
     engine = ContainerEngine.start();
     System.out.println("ComposeIT: images " + engine.images());
