@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The demo's docker-compose.yml and Dockerfiles are consistent with each other and with the
- * repository. There is no Docker engine where the tests run, so this is what keeps the demo from
- * rotting: names that must match do, files that are mounted or built exist, and the sidecar has
- * what it needs to trace the server.
+ * repository: names that must match do, files that are mounted or built exist, the sidecar has
+ * what it needs to trace the server, and the images build without a registry. {@link ComposeIT}
+ * brings the demo up for real; this test says which part of the files is wrong, in seconds.
  */
 class DockerComposeTest {
   /** Capabilities the sidecar needs on current kernels; see docker-compose.yml for each one's reason. */
@@ -192,7 +192,8 @@ class DockerComposeTest {
     String runtime = stages.get(2);
     assertThat(build).contains("clang", "libbpf-dev", "bpftool", "maven", "openjdk-17-jdk");
     assertThat(build).contains("receiver/target/gospan.jar");
-    assertThat(runtime).contains("17-jre").contains("libbpf1");
+    assertThat(build).contains("jlink");
+    assertThat(runtime).contains("COPY --from=build /jre /opt/java").contains("libbpf1").contains("libcapstone4");
     assertThat(runtime).contains("/opt/gospan/gospan.jar");
     assertThat(runtime).containsPattern("ENTRYPOINT \\[\"java\", (\"-X[^\"]+\", )*\"-jar\", \"/opt/gospan/gospan.jar\"\\]");
     assertThat(runtime).contains("\"-Xmx128m\""); // the settings docs/benchmarks.md measured
@@ -219,7 +220,46 @@ class DockerComposeTest {
         .orElseThrow();
     Matcher m = Pattern.compile("^go (\\d+\\.\\d+)").matcher(goLine);
     assertThat(m.find()).isTrue();
-    assertThat(df).contains("FROM golang:" + m.group(1));
+    // the toolchain the build stage fetches is that Go release
+    assertThat(df).containsPattern("(?m)^ARG GO_TOOLCHAIN=go" + Pattern.quote(m.group(1)) + "\\.\\d+$");
+  }
+
+  /**
+   * Every stage of both Dockerfiles starts from a build argument whose default is a public Debian
+   * image, one scripts/container-images.sh bootstraps where no registry serves it: the Dockerfiles
+   * users build are the ones CI builds.
+   */
+  @Test
+  void baseImagesAreBuildArgumentsDefaultingToImagesTheImageScriptBootstraps() throws IOException {
+    String script = Files.readString(root.resolve("scripts/container-images.sh"));
+    for (String file : List.of("receiver/Dockerfile", "examples/Dockerfile", "scripts/jaeger.Dockerfile")) {
+      String df = Files.readString(root.resolve(file));
+      Map<String, String> args = new HashMap<>();
+      Matcher a = Pattern.compile("(?m)^ARG (\\w+)=(\\S+)$").matcher(df);
+      while (a.find()) {
+        args.put(a.group(1), a.group(2));
+      }
+      Matcher f = Pattern.compile("(?m)^FROM (\\S+)").matcher(df);
+      int froms = 0;
+      while (f.find()) {
+        froms++;
+        String from = f.group(1);
+        assertThat(from).as("%s: FROM %s names a build argument", file, from).matches("\\$\\{\\w+\\}");
+        String image = args.get(from.substring(2, from.length() - 1));
+        assertThat(image).as("%s: default of %s", file, from).isIn("debian:bookworm", "debian:bookworm-slim");
+        assertThat(script).as("scripts/container-images.sh bootstraps %s", image)
+            .containsPattern("(?m)^bootstrap docker\\.io/library/" + Pattern.quote(image) + "( |$)");
+      }
+      assertThat(froms).as("%s stages", file).isPositive();
+    }
+  }
+
+  /** Debian's docker-compose 1.29 (what ComposeIT runs) refuses a top-level name: .env names the project. */
+  @Test
+  void theProjectIsNamedByDotEnvNotByATopLevelName() throws IOException {
+    JsonNode compose = new YAMLMapper().readTree(root.resolve("docker-compose.yml").toFile());
+    assertThat(fieldNames(compose)).containsExactly("services");
+    assertThat(Files.readAllLines(root.resolve(".env"))).contains("COMPOSE_PROJECT_NAME=gospan-demo");
   }
 
   @Test

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * Test helper: a real Jaeger v2 all-in-one (OTLP in, in-memory storage, query API out), built
@@ -49,6 +50,7 @@ public final class Jaeger implements AutoCloseable {
 
   private final Process process;
   private final Path log;
+  private final Supplier<String> externalLog;
   private final Ports ports;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -65,10 +67,20 @@ public final class Jaeger implements AutoCloseable {
     }
   }
 
-  private Jaeger(Process process, Path log, Ports ports) {
+  private Jaeger(Process process, Path log, Supplier<String> externalLog, Ports ports) {
     this.process = process;
     this.log = log;
+    this.externalLog = externalLog;
     this.ports = ports;
+  }
+
+  /**
+   * A Jaeger this class did not start (e.g. a container's), read through its query API on
+   * 127.0.0.1:{@code queryHttp}; {@code log} gives its log for failure messages. {@link #close()}
+   * leaves it running; only the query methods and {@link #queryUrl()} apply.
+   */
+  public static Jaeger attach(int queryHttp, Supplier<String> log) {
+    return new Jaeger(null, null, log, new Ports(0, 0, queryHttp, 0, 0));
   }
 
   /** Starts an instance on free ports and waits until it is ready. */
@@ -101,7 +113,7 @@ public final class Jaeger implements AutoCloseable {
     } catch (IOException e) {
       throw new AssertionError("cannot start " + bin + ": " + e, e);
     }
-    Jaeger jaeger = new Jaeger(p, log, ports);
+    Jaeger jaeger = new Jaeger(p, log, null, ports);
     try {
       jaeger.awaitReady();
     } catch (RuntimeException | AssertionError e) {
@@ -250,6 +262,9 @@ public final class Jaeger implements AutoCloseable {
 
   /** The last 8 KiB of Jaeger's stdout and stderr. */
   public String logTail() {
+    if (externalLog != null) {
+      return externalLog.get();
+    }
     try {
       String s = Files.readString(log, StandardCharsets.UTF_8);
       return s.length() <= 8192 ? s : s.substring(s.length() - 8192);
@@ -323,6 +338,9 @@ public final class Jaeger implements AutoCloseable {
   /** Stops Jaeger (SIGTERM, then SIGKILL after 10 s) and deletes its log. */
   @Override
   public void close() {
+    if (process == null) {
+      return;
+    }
     process.destroy();
     try {
       if (!process.waitFor(10, TimeUnit.SECONDS)) {
