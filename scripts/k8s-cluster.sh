@@ -58,6 +58,8 @@ pause_tar=$cache/pause.tar
 pause_image=localhost/gospan-k8s-pause:1
 
 root=${GOSPAN_K8S_ROOT:-/var/lib/gospan-k8s}
+# down removes it whole: an absolute path two levels deep at least, of its own
+[[ $root == /?*/?* && $root != *..* ]] || { echo "k8s-cluster: GOSPAN_K8S_ROOT=$root: not a directory of its own" >&2; exit 1; }
 # What `up` saw of the host before it started, for `down` and `check`; outside $root, which
 # `down` removes first. ($before.links: the pods' interfaces, listed by down.)
 before=/run/gospan-k8s.before
