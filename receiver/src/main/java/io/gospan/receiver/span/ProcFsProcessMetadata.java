@@ -30,12 +30,20 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code process.pid}, {@code process.executable.name}, {@code process.executable.path}
  *       ({@code exe} link, or what the inspector supplied), {@code process.runtime.name} = go,
  *       {@code process.runtime.version} (from {@link ProcessInfo#goVersion()});
- *   <li>{@code host.name} (gospan's host), {@code container.id} (the 64-hex id in {@code cgroup}).
+ *   <li>{@code host.name} (gospan's host), {@code container.id} (the 64-hex id in {@code cgroup});
+ *   <li>in a Kubernetes pod, {@code k8s.pod.uid} and {@code k8s.container.name}: from the
+ *       kubelet's bind mounts in {@code mountinfo} ({@link KubeletMounts}).
  * </ul>
  *
  * <p>Precedence, lowest first: gospan's configured resource attributes, the process's own
  * {@code OTEL_RESOURCE_ATTRIBUTES}, the facts above. Reading another process's {@code environ} needs
  * the same user or {@code CAP_SYS_PTRACE}; when it fails the executable name is used.
+ *
+ * <p>gospan's configured attributes that describe a pod ({@code k8s.*} but {@code k8s.node.*} and
+ * {@code k8s.cluster.*}: in a sidecar, its own pod's name, uid and namespace from the Downward API)
+ * are given only to processes of gospan's own pod when gospan runs in one: a process whose
+ * kubelet mounts name another pod, or none, does not get them (a gospan with the host's PID
+ * namespace sees other pods' processes too).
  */
 public final class ProcFsProcessMetadata implements ProcessMetadata {
   private static final Logger log = LoggerFactory.getLogger(ProcFsProcessMetadata.class);
@@ -48,6 +56,8 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   static final AttributeKey<String> PROCESS_RUNTIME_VERSION = AttributeKey.stringKey("process.runtime.version");
   static final AttributeKey<String> HOST_NAME = AttributeKey.stringKey("host.name");
   static final AttributeKey<String> CONTAINER_ID = AttributeKey.stringKey("container.id");
+  static final AttributeKey<String> K8S_POD_UID = AttributeKey.stringKey("k8s.pod.uid");
+  static final AttributeKey<String> K8S_CONTAINER_NAME = AttributeKey.stringKey("k8s.container.name");
 
   // docker-<id>.scope, cri-containerd-<id>.scope, crio-<id>.scope, /docker/<id>, /kubepods/.../<id>
   private static final Pattern CONTAINER_ID_IN_CGROUP = Pattern.compile("(?:^|[/:.-])([0-9a-f]{64})(?:\\.scope)?(?:$|/)");
@@ -55,6 +65,8 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
   private final Path procRoot;
   private final Map<String, String> configAttributes;
   private final String hostName;
+  /** The pod gospan runs in ({@code <procRoot>/self/mountinfo}), {@code null} outside Kubernetes. */
+  private final String ownPodUid;
   private final Map<Integer, ProcessInfo> infos = new ConcurrentHashMap<>();
   private final Map<Integer, ProcessInfo> hints = new ConcurrentHashMap<>();
   private final Map<Integer, Resource> cache = new ConcurrentHashMap<>();
@@ -79,6 +91,7 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
     this.procRoot = procRoot;
     this.configAttributes = Map.copyOf(configAttributes);
     this.hostName = hostName != null ? hostName : readHostName(procRoot);
+    this.ownPodUid = KubeletMounts.read(procRoot.resolve("self")).podUid();
   }
 
   /** Reads the real {@code /proc}. */
@@ -177,8 +190,14 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
       own.putAll(parseResourceAttributes(ownAttrs));
     }
 
+    KubeletMounts pod = KubeletMounts.read(dir);
+    boolean ownPod = ownPodUid == null || ownPodUid.equals(pod.podUid());
     AttributesBuilder b = Attributes.builder();
-    configAttributes.forEach(b::put);
+    configAttributes.forEach((k, v) -> {
+      if (ownPod || !describesAPod(k)) {
+        b.put(k, v);
+      }
+    });
     own.forEach(b::put);
     String serviceName = environ.get("OTEL_SERVICE_NAME");
     if (serviceName == null || serviceName.isBlank()) {
@@ -206,7 +225,18 @@ public final class ProcFsProcessMetadata implements ProcessMetadata {
     if (containerId != null) {
       b.put(CONTAINER_ID, containerId);
     }
+    if (pod.podUid() != null) {
+      b.put(K8S_POD_UID, pod.podUid());
+    }
+    if (pod.containerName() != null) {
+      b.put(K8S_CONTAINER_NAME, pod.containerName());
+    }
     return Resource.create(b.build());
+  }
+
+  /** A {@code k8s.*} attribute of one pod (its name, uid, namespace, workload, container), not of its node or cluster. */
+  static boolean describesAPod(String key) {
+    return key.startsWith("k8s.") && !key.startsWith("k8s.node.") && !key.startsWith("k8s.cluster.");
   }
 
   private static String readComm(Path dir) {

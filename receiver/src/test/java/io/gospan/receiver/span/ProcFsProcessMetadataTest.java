@@ -130,4 +130,62 @@ class ProcFsProcessMetadataTest {
       assertThat(ProcFsProcessMetadata.readContainerId(dir)).as(line).isEqualTo(ID);
     }
   }
+
+  static final String POD = "6f1c2b3a-9d8e-4c7b-a6f5-e4d3c2b1a098";
+
+  void mountinfo(String pidOrSelf, String uid, String container) throws Exception {
+    Path dir = Files.createDirectories(proc.resolve(pidOrSelf));
+    Files.write(dir.resolve("mountinfo"), KubeletMountsTest.container("/var/lib/kubelet", uid, container));
+  }
+
+  /** A sidecar: its Downward API attributes (OTEL_RESOURCE_ATTRIBUTES) on its pod's processes, the container name of each. */
+  @Test
+  void inAPodTheSidecarsPodAttributesAndTheProcessContainerName() throws Exception {
+    mountinfo("self", POD, "gospan");
+    process(60, "OTEL_SERVICE_NAME=greeter-server", "0::/\n", "greeter-server");
+    mountinfo("60", POD, "greeter-server");
+    Map<String, String> downward = Map.of("k8s.pod.name", "greeter-server-5d9c", "k8s.namespace.name", "shop",
+        "k8s.node.name", "node-a", "k8s.pod.uid", POD);
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, downward, "greeter-server-5d9c");
+    Resource r = m.resource(60);
+    assertThat(attr(r, "k8s.pod.name")).isEqualTo("greeter-server-5d9c");
+    assertThat(attr(r, "k8s.namespace.name")).isEqualTo("shop");
+    assertThat(attr(r, "k8s.node.name")).isEqualTo("node-a");
+    assertThat(attr(r, "k8s.pod.uid")).isEqualTo(POD);
+    assertThat(attr(r, "k8s.container.name")).isEqualTo("greeter-server"); // the traced container
+  }
+
+  /** A gospan that sees other pods' processes (the host's PID namespace) does not give them its own pod's name. */
+  @Test
+  void anotherPodsProcessKeepsOnlyTheNodeAttributes() throws Exception {
+    mountinfo("self", POD, "gospan");
+    String other = "11111111-2222-4333-8444-555555555555";
+    process(61, "", "0::/\n", "greeter-client");
+    mountinfo("61", other, "greeter-client");
+    process(62, "", "0::/\n", "on-the-host"); // no kubelet mounts
+    Map<String, String> config = Map.of("k8s.pod.name", "gospan-ds-x", "k8s.namespace.name", "obs", "k8s.node.name", "node-a",
+        "k8s.cluster.name", "prod", "deployment.environment.name", "staging");
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, config, "node-a");
+    Resource r = m.resource(61);
+    assertThat(attr(r, "k8s.pod.uid")).isEqualTo(other);
+    assertThat(attr(r, "k8s.container.name")).isEqualTo("greeter-client");
+    assertThat(attr(r, "k8s.pod.name")).isNull();
+    assertThat(attr(r, "k8s.namespace.name")).isNull();
+    assertThat(attr(r, "k8s.node.name")).isEqualTo("node-a");
+    assertThat(attr(r, "k8s.cluster.name")).isEqualTo("prod");
+    assertThat(attr(r, "deployment.environment.name")).isEqualTo("staging");
+    Resource host = m.resource(62);
+    assertThat(attr(host, "k8s.pod.name")).isNull();
+    assertThat(attr(host, "k8s.pod.uid")).isNull();
+    assertThat(attr(host, "k8s.node.name")).isEqualTo("node-a");
+  }
+
+  /** Outside Kubernetes the configured attributes apply to every process, as before. */
+  @Test
+  void outsideAPodTheConfiguredAttributesApplyToEveryProcess() throws Exception {
+    process(63, "", "0::/\n", "srv");
+    ProcFsProcessMetadata m = new ProcFsProcessMetadata(proc, Map.of("k8s.namespace.name", "by-hand"), "h");
+    assertThat(attr(m.resource(63), "k8s.namespace.name")).isEqualTo("by-hand");
+    assertThat(attr(m.resource(63), "k8s.container.name")).isNull();
+  }
 }

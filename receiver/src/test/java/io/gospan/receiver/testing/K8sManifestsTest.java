@@ -83,7 +83,10 @@ class K8sManifestsTest {
     throw new AssertionError("no container " + name + " in " + podSpec);
   }
 
-  /** The workloads (Deployment or Pod) whose pod runs a gospan sidecar (a container with {@code --config}). */
+  /**
+   * The workloads (Deployment or Pod) whose pod runs a gospan sidecar (a container with {@code
+   * --config}): the server's and the client's, asserted, so that no loop over them passes empty.
+   */
   private static List<JsonNode> sidecarWorkloads() {
     List<JsonNode> out = new ArrayList<>();
     for (JsonNode d : greeter) {
@@ -96,6 +99,8 @@ class K8sManifestsTest {
         }
       }
     }
+    assertThat(out).extracting(w -> w.path("metadata").path("name").asText())
+        .as("workloads with a gospan sidecar").containsExactlyInAnyOrder("greeter-server", "greeter-client");
     return out;
   }
 
@@ -254,9 +259,11 @@ class K8sManifestsTest {
 
   @Test
   void deploymentsSelectTheirOwnPods() {
+    List<String> checked = new ArrayList<>();
     for (List<JsonNode> docs : List.of(greeter, jaeger)) {
       for (JsonNode d : docs) {
         if (d.path("kind").asText().equals("Deployment")) {
+          checked.add(d.path("metadata").path("name").asText());
           JsonNode labels = d.path("spec").path("template").path("metadata").path("labels");
           d.path("spec").path("selector").path("matchLabels").fields().forEachRemaining(e ->
               assertThat(labels.path(e.getKey()).asText()).as("%s selector %s", d.path("metadata").path("name"), e.getKey())
@@ -264,6 +271,60 @@ class K8sManifestsTest {
         }
       }
     }
+    assertThat(checked).containsExactlyInAnyOrder("greeter-server", "greeter-client", "jaeger");
+  }
+
+  /**
+   * Each sidecar names its pod on every span: OTEL_RESOURCE_ATTRIBUTES from the Downward API
+   * (the kubelet expands {@code $(VAR)} from variables defined before it); gospan adds the traced
+   * container's name and the pod uid from the kubelet's mounts (KubeletMounts).
+   */
+  @Test
+  void theSidecarsNameTheirPodFromTheDownwardApi() {
+    Map<String, String> fieldPaths = Map.of("k8s.pod.name", "metadata.name", "k8s.namespace.name", "metadata.namespace",
+        "k8s.pod.uid", "metadata.uid", "k8s.node.name", "spec.nodeName");
+    for (JsonNode w : sidecarWorkloads()) {
+      JsonNode gospan = container(podSpec(w), "gospan");
+      Map<String, String> fromField = new java.util.HashMap<>();
+      String attributes = null;
+      for (JsonNode e : gospan.path("env")) {
+        String name = e.path("name").asText();
+        if (name.equals("OTEL_RESOURCE_ATTRIBUTES")) {
+          attributes = e.path("value").asText();
+        } else if (e.path("valueFrom").has("fieldRef")) {
+          assertThat(attributes).as("%s is defined before OTEL_RESOURCE_ATTRIBUTES uses it", name).isNull();
+          fromField.put(name, e.path("valueFrom").path("fieldRef").path("fieldPath").asText());
+        }
+      }
+      assertThat(attributes).as("%s: OTEL_RESOURCE_ATTRIBUTES of the sidecar", w.path("metadata").path("name")).isNotNull();
+      Map<String, String> pairs = new java.util.HashMap<>();
+      for (String kv : attributes.split(",")) {
+        pairs.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+      }
+      fieldPaths.forEach((attribute, fieldPath) -> {
+        String value = pairs.get(attribute);
+        assertThat(value).as(attribute).matches("\\$\\([A-Z_]+\\)");
+        assertThat(fromField.get(value.substring(2, value.length() - 1))).as(attribute).isEqualTo(fieldPath);
+      });
+    }
+  }
+
+  /** No registry needed: the local images are used when the node has them (imported, or built there). */
+  @Test
+  void localImagesArePulledOnlyWhenTheNodeLacksThem() {
+    List<String> seen = new ArrayList<>();
+    for (List<JsonNode> docs : List.of(greeter, jaeger)) {
+      for (JsonNode d : docs) {
+        for (JsonNode c : podSpec(d).path("containers")) {
+          String image = c.path("image").asText();
+          seen.add(image);
+          if (image.endsWith(":dev")) {
+            assertThat(c.path("imagePullPolicy").asText()).as(image).isIn("IfNotPresent", "Never");
+          }
+        }
+      }
+    }
+    assertThat(seen).contains("gospan:dev", "gospan-examples:dev");
   }
 
   @Test
