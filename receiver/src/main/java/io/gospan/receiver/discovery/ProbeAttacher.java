@@ -205,10 +205,35 @@ public final class ProbeAttacher implements AutoCloseable {
       detach(binary, "its last process exited");
       return;
     }
+    startLinger(binary);
+  }
+
+  /** Whether a binary may linger at all (a linger and room for lingering binaries are configured). */
+  public boolean lingers() {
+    return lingerNanos > 0 && maxLingering > 0;
+  }
+
+  /**
+   * {@code binary}, attached here with no process of it known (learned from the exec notice of a
+   * process that was gone when discovery looked), lingers from now, as after its last process.
+   */
+  public void lingerWithoutProcess(TracedBinary binary) {
+    if (binaries.get(binary.key()) != binary || !binary.pids().isEmpty() || lingering.containsKey(binary.key())) {
+      return;
+    }
+    if (!lingers()) {
+      detach(binary, "no process of it runs and none may linger");
+      return;
+    }
+    startLinger(binary);
+  }
+
+  /** The binary's last process is gone: it lingers, the one lingering longest going when too many do. */
+  private void startLinger(TracedBinary binary) {
     long now = System.nanoTime();
     binary.setLingeringSince(now == 0 ? 1 : now);
     lingering.put(binary.key(), binary);
-    LOG.debug("last process of {} exited: probes stay attached for {} s", binary.path(), lingerNanos / 1_000_000_000.0);
+    LOG.debug("no process of {} runs: probes stay attached for {} s", binary.path(), lingerNanos / 1_000_000_000.0);
     while (lingering.size() > maxLingering) {
       endLinger(lingering.values().iterator().next(), "more than " + maxLingering + " binaries linger");
     }

@@ -5,8 +5,11 @@ import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -143,6 +146,43 @@ public final class Sidecar implements AutoCloseable {
     poller.setDaemon(true);
   }
 
+  /** Processes of traced binaries whose exit is awaited: pid → the exec's time. The polling thread only. */
+  private final Map<Integer, Long> runsAwaited =
+      new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Integer, Long> e) {
+          return size() > MAX_RUNS_AWAITED;
+        }
+      };
+
+  /** Processes of traced binaries followed for {@link #processesWithoutEvents()} at most (the oldest go). */
+  static final int MAX_RUNS_AWAITED = 65536;
+
+  private final LongAdder withoutEvents = new LongAdder();
+
+  /**
+   * An exec notice, on the polling thread: a process of a binary traced now is followed until its
+   * exit, for {@link #processesWithoutEvents()}; then discovery looks at it.
+   */
+  private void execNotice(io.gospan.receiver.probe.ExecNotice n) {
+    if (n.exe() != null && tracer.binary(n.exe()).isPresent()) {
+      runsAwaited.put(n.pid(), n.tsNanos());
+    } else {
+      runsAwaited.remove(n.pid()); // exec'd another program: its run of a traced binary is not judged
+    }
+    tracer.execed(n);
+  }
+
+  /**
+   * Processes that exec'd a binary traced at the time, and exited without sending one event (no probe
+   * of theirs ran, or none reached the ring buffer): a program that made no gRPC call, or probes that
+   * did not run for a new process of a traced binary, which this makes visible. Counted when the exit
+   * is handed over, after the ring buffer was drained.
+   */
+  public long processesWithoutEvents() {
+    return withoutEvents.sum();
+  }
+
   /** The first event of a pid, on the polling thread (started after the tracer exists). */
   private void undiscovered(int pid, io.gospan.receiver.probe.ExeKey exe) {
     tracer.undiscovered(pid, exe);
@@ -157,7 +197,7 @@ public final class Sidecar implements AutoCloseable {
   public static Sidecar start(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {
     Sidecar s = new Sidecar(options, events, listener);
     try {
-      s.probes.watchExecs(s.tracer::execed);
+      s.probes.watchExecs(s::execNotice);
       s.execsWatched = true;
       s.tracer.execNoticesOn(s.probes::execNoticesLost);
     } catch (io.gospan.receiver.probe.ProbeException e) {
@@ -221,6 +261,11 @@ public final class Sidecar implements AutoCloseable {
     }
     probes.poll(0);
     for (Exit e : taken) {
+      Long exec = runsAwaited.remove(e.pid());
+      if (exec != null && probes.lastRecordNanos(e.pid()) < exec) {
+        withoutEvents.increment();
+        LOG.debug("pid {} ({}) exited without an event", e.pid(), e.binary().path());
+      }
       try {
         listener.exited(e.pid(), e.binary());
       } catch (RuntimeException ex) {

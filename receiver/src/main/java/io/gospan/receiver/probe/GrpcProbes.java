@@ -51,6 +51,7 @@ public final class GrpcProbes implements AutoCloseable {
   private final RingBuffer ringBuffer;
   private volatile RingBuffer execs;
   private volatile ServeHttpListener serveHttp;
+  private final java.util.concurrent.atomic.LongAdder malformedNotices = new java.util.concurrent.atomic.LongAdder();
 
   /** Told of gRPC requests received through an HTTP/2 server's ServeHTTP path. */
   @FunctionalInterface
@@ -223,14 +224,15 @@ public final class GrpcProbes implements AutoCloseable {
   }
 
   /**
-   * Reports the pid of every process that execs a new image (raw tracepoint
-   * {@code sched_process_exec}) to {@code listener}, on the polling thread, within one
-   * {@link #poll} of the exec. Discovery uses it to look again at a process it saw before its
-   * exec. Call once.
+   * Reports every exec (raw tracepoint {@code sched_process_exec}) to {@code listener}, on the
+   * polling thread, within one {@link #poll} of the exec: the process, its new executable and that
+   * file's path ({@link ExecNotice}). Discovery uses it to look again at a process it saw before its
+   * exec, and to learn the binary of a process gone before it looks. A record that cannot be decoded
+   * is counted ({@link #malformedRecords()}) and dropped. Call once.
    *
    * @throws ProbeException when the kernel refuses the tracepoint
    */
-  public void watchExecs(java.util.function.IntConsumer listener) {
+  public void watchExecs(java.util.function.Consumer<ExecNotice> listener) {
     if (execs != null) {
       throw new IllegalStateException("already watching execs");
     }
@@ -239,7 +241,16 @@ public final class GrpcProbes implements AutoCloseable {
     } catch (io.gospan.receiver.bpf.BpfException e) {
       throw new ProbeException(e);
     }
-    execs = RingBuffer.open(object.map("execs"), record -> listener.accept(record.getInt(0)));
+    execs = RingBuffer.open(object.map("execs"), record -> {
+      ExecNotice n;
+      try {
+        n = ExecNotice.decode(record);
+      } catch (IllegalArgumentException e) {
+        malformedNotices.increment();
+        return;
+      }
+      listener.accept(n);
+    });
   }
 
   /** Tells {@code listener} of every gRPC request received through a ServeHTTP path. */
@@ -474,9 +485,17 @@ public final class GrpcProbes implements AutoCloseable {
         .orElse(0L);
   }
 
-  /** Records dropped because they could not be decoded. */
+  /**
+   * When the latest record of {@code pid} was written ({@code bpf_ktime_get_ns()}, as {@link
+   * ExecNotice#tsNanos()}), 0 when none is remembered. The polling thread.
+   */
+  public long lastRecordNanos(int pid) {
+    return decoder.lastRecordNanos(pid);
+  }
+
+  /** Records dropped because they could not be decoded (events and exec notices). */
   public long malformedRecords() {
-    return decoder.malformed();
+    return decoder.malformed() + malformedNotices.sum();
   }
 
   /** The BPF counters of every probe, summed over CPUs. */
