@@ -34,6 +34,9 @@ public interface LibcNative {
   int poll(Pointer fds, long nfds, int timeoutMs);
 
   @SaveError
+  int eventfd(int initval, int flags);
+
+  @SaveError
   int fanotify_init(int flags, int eventFileFlags);
 
   /** {@code mask}: a 64-bit {@code __u64}; {@code path} relative to {@code dirFd} ({@code AT_FDCWD} -100). */

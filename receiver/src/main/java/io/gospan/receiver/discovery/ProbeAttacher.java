@@ -208,6 +208,20 @@ public final class ProbeAttacher implements AutoCloseable {
     startLinger(binary);
   }
 
+  /**
+   * A process of {@code binary} ran (and is gone) without discovery ever seeing it alive: a command-line
+   * client whose exec notice arrived after it exited. A lingering binary's linger starts again from now,
+   * as after a process discovery saw exit: a binary run every few seconds by processes that live 10 ms
+   * is in use, and is neither detached when its linger (counted from the last process seen) ends nor
+   * taken as the one lingering longest when too many linger.
+   */
+  public void ranUnseen(TracedBinary binary) {
+    if (binaries.get(binary.key()) != binary || lingering.remove(binary.key()) == null) {
+      return; // not attached here, or not lingering: its processes keep it
+    }
+    startLinger(binary);
+  }
+
   /** Whether a binary may linger at all (a linger and room for lingering binaries are configured). */
   public boolean lingers() {
     return lingerNanos > 0 && maxLingering > 0;

@@ -3,6 +3,8 @@ package io.gospan.receiver.discovery;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -70,6 +72,8 @@ public final class Sidecar implements AutoCloseable {
    *     new process of it is traced from its first call ({@link Duration#ZERO}: detached with it)
    * @param maxLingeringBinaries binaries whose probes stay attached without a process, at most
    *     (the one lingering longest is detached first)
+   * @param holdNewBinaries hold each exec of a binary not judged yet until it is ({@link ExecHold})
+   * @param holdLimit the longest an exec is held
    */
   public record Options(
       HeaderNames headerNames,
@@ -80,16 +84,23 @@ public final class Sidecar implements AutoCloseable {
       int maxSkippedBinaries,
       io.gospan.offsets.resolve.Preference preference,
       Duration linger,
-      int maxLingeringBinaries) {
+      int maxLingeringBinaries,
+      boolean holdNewBinaries,
+      Duration holdLimit) {
 
     /** {@code discovery.linger}'s default. */
     public static final Duration DEFAULT_LINGER = Duration.ofMinutes(10);
     /** {@code discovery.max_lingering_binaries}' default. */
     public static final int DEFAULT_MAX_LINGERING = 64;
+    /** {@code discovery.hold_limit}'s default. */
+    public static final Duration DEFAULT_HOLD_LIMIT = Duration.ofMillis(250);
 
     public Options {
       if (linger.isNegative() || maxLingeringBinaries < 0) {
         throw new IllegalArgumentException("linger and maxLingeringBinaries must not be negative");
+      }
+      if (holdLimit.isNegative() || holdLimit.isZero()) {
+        throw new IllegalArgumentException("holdLimit must be positive");
       }
     }
 
@@ -97,7 +108,8 @@ public final class Sidecar implements AutoCloseable {
     public Options(
         HeaderNames headerNames, int ringBufferBytes, Duration scanInterval, ProcessSelector selector, ProcFs procFs,
         int maxSkippedBinaries, io.gospan.offsets.resolve.Preference preference) {
-      this(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference, Duration.ZERO, 0);
+      this(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference, Duration.ZERO, 0,
+          false, DEFAULT_HOLD_LIMIT);
     }
 
     /** With DWARF preferred over the catalog, without lingering (probes detached with a binary's last process). */
@@ -115,12 +127,20 @@ public final class Sidecar implements AutoCloseable {
     /** These options with another linger (see {@link #linger()}, {@link #maxLingeringBinaries()}). */
     public Options withLinger(Duration linger, int maxLingeringBinaries) {
       return new Options(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference,
-          linger, maxLingeringBinaries);
+          linger, maxLingeringBinaries, holdNewBinaries, holdLimit);
+    }
+
+    /** These options holding execs of binaries not judged yet, each at most {@code limit} ({@link ExecHold}). */
+    public Options withHold(boolean hold, Duration limit) {
+      return new Options(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference,
+          linger, maxLingeringBinaries, hold, limit);
     }
   }
 
   private final GrpcProbes probes;
   private final Tracer tracer;
+  /** Null unless execs are held. */
+  private volatile ExecHold hold;
   private final Thread poller;
   private volatile boolean running = true;
   private volatile boolean execsWatched;
@@ -207,6 +227,18 @@ public final class Sidecar implements AutoCloseable {
     s.probes.onServeHttpGrpc(s.tracer::serveHttpInUse);
     s.poller.start();
     s.tracer.start(options.scanInterval());
+    if (options.holdNewBinaries()) {
+      if (!s.execsWatched) {
+        LOG.warn("discovery.hold_new_binaries: no exec notices, so a held binary's process could not be found: execs are not held");
+      } else {
+        try {
+          s.hold = ExecHold.start(s.tracer.holdJudge(), options.holdLimit(), Path.of("/proc/self/mountinfo"));
+        } catch (IOException | RuntimeException | LinkageError e) {
+          LOG.warn("discovery.hold_new_binaries: execs cannot be held ({}): the first run of a binary gospan has not seen is"
+              + " not traced", e.getMessage());
+        }
+      }
+    }
     return s;
   }
 
@@ -313,6 +345,11 @@ public final class Sidecar implements AutoCloseable {
     }
   }
 
+  /** The exec hold, when execs are held ({@code discovery.hold_new_binaries}). */
+  public java.util.Optional<ExecHold> hold() {
+    return java.util.Optional.ofNullable(hold);
+  }
+
   /** Whether exec notices reach discovery (else only the periodic scan finds new processes). */
   public boolean watchesExecs() {
     return execsWatched;
@@ -321,6 +358,10 @@ public final class Sidecar implements AutoCloseable {
   /** Stops polling (draining what the ring buffer holds) and discovery, detaches, frees. */
   @Override
   public void close() {
+    ExecHold h = hold;
+    if (h != null) {
+      h.close(); // first: nothing waits for a discovery that stops
+    }
     running = false;
     try {
       poller.join(5000);

@@ -112,7 +112,7 @@ public final class Tracer implements AutoCloseable {
 
   /** pid → binary, for traced processes: written by the discovery thread, read by any. */
   private final Map<Integer, TracedBinary> traced = new ConcurrentHashMap<>();
-  /** Discovery thread only: binaries found unsuitable, with the reason; LRU-bounded. */
+  /** Binaries found unsuitable, with the reason; LRU-bounded. Written by the discovery thread, read by the exec hold's too. */
   private final Map<ExeKey, String> skipped;
 
   /**
@@ -180,13 +180,13 @@ public final class Tracer implements AutoCloseable {
     this.listener = listener;
     this.preference = preference;
     this.watcher = new ProcessWatcher(procFs);
-    this.skipped =
+    this.skipped = java.util.Collections.synchronizedMap(
         new LinkedHashMap<>(16, 0.75f, true) {
           @Override
           protected boolean removeEldestEntry(Map.Entry<ExeKey, String> e) {
             return size() > maxSkipped;
           }
-        };
+        });
     this.executor = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "gospan-discovery");
       t.setDaemon(true);
@@ -516,12 +516,99 @@ public final class Tracer implements AutoCloseable {
     // discovery looked.
     Optional<TracedBinary> known = attacher.binary(key);
     if (known.isPresent()) {
+      // a process of a traced binary, gone before it was seen: its binary is in use (its linger starts again)
+      attacher.ranUnseen(known.get());
       if (now.isEmpty()) {
-        listener.exited(pid, known.get()); // a process of a traced binary, gone before it was seen
+        listener.exited(pid, known.get());
       }
       return;
     }
     learn(notice);
+  }
+
+  /**
+   * Which runs of a traceable binary {@code gospan run} traces with this discovery configuration, in
+   * one line ({@code gospan inspect} prints it): with {@code hold}, every run, the first included
+   * (an exec of the binary not judged yet waits for its probes, at most {@code holdLimit}); else every
+   * run once gospan has seen the binary, which a process that exits before gospan looks teaches it
+   * through its exec notice (when binaries may linger); with no linger, only processes gospan sees
+   * running.
+   */
+  public static String runsTraced(boolean hold, Duration holdLimit, boolean lingers) {
+    if (!lingers) {
+      return "the processes gospan finds running (discovery.linger 0s: a process that exits before gospan looks is not"
+          + " traced, nor are the next runs of its binary)";
+    }
+    if (hold) {
+      return "every run, the first included: an exec of this binary, until gospan has judged it, waits for its probes,"
+          + " at most " + holdLimit.toMillis() + " ms (discovery.hold_new_binaries)";
+    }
+    return "every run once gospan has seen the binary: a first run that exits before gospan looks is missed, and gospan"
+        + " learns the binary from its exec notice, so the runs that start after it is attached are traced"
+        + " (discovery.hold_new_binaries traces the first run too)";
+  }
+
+  /**
+   * What discovery says of the execs {@link ExecHold} holds ({@code discovery.hold_new_binaries}): an
+   * exec of a binary judged already (traced, or not traceable), not wanted by the selectors (judged on
+   * its path alone: a selector that needs the process lets it go), or seen while binaries may not
+   * linger is allowed at once; any other binary is inspected and attached on the discovery thread, then
+   * lingers until its process is found (by its exec notice, right after the exec).
+   */
+  public ExecHold.Judge holdJudge() {
+    return new ExecHold.Judge() {
+      @Override
+      public Verdict quick(ExeKey key, String path) {
+        if (attacher.binary(key).isPresent() || skipped.containsKey(key) || !attacher.lingers()
+            || selector.judgeExecutable(Path.of(path)) != ProcessSelector.Verdict.TRACE) {
+          return Verdict.ALLOW;
+        }
+        return Verdict.HOLD;
+      }
+
+      @Override
+      public java.util.concurrent.CompletableFuture<?> judge(PinnedFile file, String path, int pid) {
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        Runnable task = () -> {
+          try (file) {
+            judgeHeld(file, path, pid);
+          } finally {
+            done.complete(null);
+          }
+        };
+        if (!enqueue(task)) {
+          file.close();
+          done.complete(null);
+        }
+        return done;
+      }
+    };
+  }
+
+  /** The binary of a held exec, opened as {@code file}: inspected and attached, lingering until its process shows. */
+  private void judgeHeld(PinnedFile file, String path, int pid) {
+    ExeKey key = file.key();
+    if (attacher.binary(key).isPresent() || skipped.containsKey(key)) {
+      return;
+    }
+    long t0 = System.nanoTime();
+    Path name = Path.of(path).getFileName();
+    ProcessEntry p = new ProcessEntry(pid, file.path(), path, key, name == null ? path : name.toString());
+    BinaryInspection inspection = inspection(p, file.path(), true);
+    if (inspection == null) {
+      return;
+    }
+    TracedBinary binary = attach(p, file.path(), inspection);
+    if (binary == null) {
+      return;
+    }
+    attacher.lingerWithoutProcess(binary);
+    binary.announce();
+    LOG.info("held the exec of {} (pid {}) {} ms until its probes were attached: its first run is traced ({}, grpc-go {},"
+            + " offsets from {}, probes attached {}{})",
+        Printable.escape(path), pid, (System.nanoTime() - t0) / 1_000_000, binary.goVersion(), binary.grpcVersion(),
+        binary.offsetsSource(), binary.attached(),
+        binary.refused().isEmpty() ? "" : ", refused " + Printable.escape(refusals(binary.refused())));
   }
 
   /**
