@@ -501,6 +501,16 @@ struct {
 	__type(value, __u64);
 } execs_lost SEC(".maps");
 
+/* When a visible process last exec'd each traced binary (bpf_ktime_get_ns), by the binary's slot in
+ * `binaries`: user space does not detach a lingering binary that was run after it began to linger
+ * (its linger starts again from that run), whether or not it has read that run's notice yet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GOSPAN_BINARY_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} binary_execs SEC(".maps");
+
 /* The longest path component read (NAME_MAX + its NUL). */
 #define EXEC_NAME_MAX 256
 /* Dentries and mount crossings walked from the executable up to its mount namespace's root. */
@@ -600,6 +610,14 @@ int raw_tp_sched_process_exec(void *ctx)
 	sc->n.exe.ino = BPF_CORE_READ(exe, f_inode, i_ino);
 	sc->n.exe.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
 	sc->n.mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	__u32 *slot = bpf_map_lookup_elem(&slot_by_exe, &sc->n.exe);
+
+	if (slot) {
+		__u64 *at = bpf_map_lookup_elem(&binary_execs, slot);
+
+		if (at)
+			*at = sc->n.ts_ns; /* a traced binary is in use */
+	}
 	if (exe)
 		exec_path(sc, exe);
 	else

@@ -43,6 +43,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Never a signal to the process, never a write into it: an exec is only delayed, never refused.
  * Needs {@code CAP_SYS_ADMIN} (fanotify permission events, file system marks).
+ *
+ * <p>A process that holds a copy of the fanotify descriptor keeps the group alive: a child of gospan's
+ * own process between its fork and its exec ({@code FAN_CLOEXEC} closes the copy only once the exec
+ * is done), whose exec the stalled group would hold, could not be released by the watchdog. gospan
+ * never starts a process; an embedder that does from the same JVM takes that risk ({@link
+ * ExecHoldIT}'s stall test runs the hold in a process of its own for this reason).
  */
 public final class ExecHold implements AutoCloseable {
 
@@ -114,12 +120,25 @@ public final class ExecHold implements AutoCloseable {
   /** An eventfd the judgements' completions write to: the answering thread's poll wakes at once. */
   private final int wake;
   private final AtomicBoolean released = new AtomicBoolean();
+  /** {@link #fd} was closed (a release that could not replace it): never closed again. */
+  private volatile boolean fdClosed;
   private volatile boolean running = true;
   private final Thread answering;
   private final Thread watchdog;
   /** {@link System#nanoTime()} when the oldest event read and not answered yet was read; 0: none. */
   private final AtomicLong oldestUnanswered = new AtomicLong();
-  private final List<String> marked;
+  /** Mount points marked, as gospan names them ({@code /proc/<pid>/root/...} for another mount namespace's). */
+  private final List<String> marked = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** The devices (major:minor, from mountinfo) whose file systems are marked. */
+  private final Set<String> markedDevices = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** The mount namespaces whose file systems were looked at (bounded: oldest forgotten). */
+  private final Set<Long> namespacesSeen = java.util.Collections.newSetFromMap(
+      java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<Long, Boolean> e) {
+          return size() > 4096;
+        }
+      }));
 
   private final LongAdder held = new LongAdder();
   private final LongAdder heldNanos = new LongAdder();
@@ -127,19 +146,23 @@ public final class ExecHold implements AutoCloseable {
   private final LongAdder heldToLimit = new LongAdder();
   private final LongAdder watchdogReleases = new LongAdder();
 
-  /** Tests: the answering thread waits on this after reading events, before answering (a stalled thread). */
-  volatile CountDownLatch stallForTests;
+  /**
+   * Tests: the answering thread stops (a stalled thread) on the first event whose path this accepts,
+   * until {@link #close()}.
+   */
+  volatile java.util.function.Predicate<String> stallForTests;
+
+  private final CountDownLatch closing = new CountDownLatch(1);
 
   /** An exec held: its event's descriptor, when it was read, and discovery's judgement. */
   private record Held(int eventFd, long sinceNanos, CompletableFuture<?> judged, String path) {}
 
-  private ExecHold(Libc libc, Judge judge, Duration limit, int fd, int wake, List<String> marked) {
+  private ExecHold(Libc libc, Judge judge, Duration limit, int fd, int wake) {
     this.libc = libc;
     this.judge = judge;
     this.limitNanos = limit.toNanos();
     this.fd = fd;
     this.wake = wake;
-    this.marked = List.copyOf(marked);
     this.answering = new Thread(this::answerLoop, "gospan-exec-hold");
     this.answering.setDaemon(true);
     this.watchdog = new Thread(this::watch, "gospan-exec-hold-watchdog");
@@ -164,42 +187,38 @@ public final class ExecHold implements AutoCloseable {
       throw new IOException("fanotify_init(FAN_CLASS_CONTENT) failed: " + Libc.describe(libc.errno())
           + " (needs CAP_SYS_ADMIN and a kernel with CONFIG_FANOTIFY_ACCESS_PERMISSIONS)");
     }
-    List<String> marked = new ArrayList<>();
-    List<String> failed = new ArrayList<>();
-    for (String mountPoint : mountPoints(Files.readAllLines(mountInfo))) {
-      if (libc.lib.fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN_EXEC_PERM, AT_FDCWD, mountPoint) == 0) {
-        marked.add(mountPoint);
-      } else {
-        failed.add(mountPoint + ": " + Libc.describe(libc.errno()));
-      }
-    }
-    if (marked.isEmpty()) {
-      libc.lib.close(fd);
-      throw new IOException("no file system could be marked for FAN_OPEN_EXEC_PERM: " + failed);
-    }
-    if (!failed.isEmpty()) {
-      LOG.debug("file systems not marked for the exec hold: {}", failed);
-    }
     int wake = libc.lib.eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake < 0) {
       libc.lib.close(fd);
       throw new IOException("eventfd failed: " + Libc.describe(libc.errno()));
     }
-    ExecHold h = new ExecHold(libc, judge, limit, fd, wake, marked);
+    ExecHold h = new ExecHold(libc, judge, limit, fd, wake);
+    List<String> failed = h.mark(Files.readAllLines(mountInfo), "");
+    if (h.marked.isEmpty()) {
+      libc.lib.close(fd);
+      libc.lib.close(wake);
+      throw new IOException("no file system could be marked for FAN_OPEN_EXEC_PERM: " + failed);
+    }
+    if (!failed.isEmpty()) {
+      LOG.debug("file systems not marked for the exec hold: {}", failed);
+    }
     h.answering.start();
     h.watchdog.start();
     LOG.info("holding execs of binaries not judged yet (discovery.hold_new_binaries), each at most {} ms; file systems"
-        + " marked: {}", limit.toMillis(), marked);
+        + " marked: {}", limit.toMillis(), h.marked);
     return h;
   }
 
+  /** A mount: its device (major:minor) and mount point. */
+  record Mount(String device, String point) {}
+
   /**
-   * One mount point per file system of an allowed type ({@link #MARKED_TYPES}) in {@code mountinfo}
-   * lines (proc(5): field 3 major:minor, field 5 the mount point, after " - " the type), the first
-   * mount of each device; octal escapes ({@code \040}) decoded.
+   * One mount per file system of an allowed type ({@link #MARKED_TYPES}) in {@code mountinfo} lines
+   * (proc(5): field 3 major:minor, field 5 the mount point, after " - " the type), the first mount of
+   * each device; octal escapes ({@code \040}) decoded.
    */
-  static List<String> mountPoints(List<String> mountinfo) {
-    List<String> points = new ArrayList<>();
+  static List<Mount> mounts(List<String> mountinfo) {
+    List<Mount> mounts = new ArrayList<>();
     Set<String> devices = new HashSet<>();
     for (String line : mountinfo) {
       String[] f = line.split(" ");
@@ -208,10 +227,64 @@ public final class ExecHold implements AutoCloseable {
         continue;
       }
       if (MARKED_TYPES.contains(f[dash + 1]) && devices.add(f[2])) {
-        points.add(unescape(f[4]));
+        mounts.add(new Mount(f[2], unescape(f[4])));
       }
     }
-    return points;
+    return mounts;
+  }
+
+  /** The mount points of {@link #mounts}. */
+  static List<String> mountPoints(List<String> mountinfo) {
+    return mounts(mountinfo).stream().map(Mount::point).toList();
+  }
+
+  /**
+   * Marks the file systems of {@code mountinfo} not marked yet, each reached as {@code prefix} + its
+   * mount point; returns the ones that failed, with why.
+   */
+  private List<String> mark(List<String> mountinfo, String prefix) {
+    List<String> failed = new ArrayList<>();
+    for (Mount m : mounts(mountinfo)) {
+      if (markedDevices.contains(m.device())) {
+        continue;
+      }
+      String path = prefix + m.point();
+      if (libc.lib.fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN_EXEC_PERM, AT_FDCWD, path) == 0) {
+        markedDevices.add(m.device());
+        marked.add(path);
+      } else {
+        failed.add(path + ": " + Libc.describe(libc.errno()));
+      }
+    }
+    return failed;
+  }
+
+  /**
+   * A process runs in mount namespace {@code mountNamespace} (its exec notice said so; any thread): when
+   * the namespace is new, the file systems it sees and gospan's do not (a container's image, an overlay
+   * of its own) are marked too, reached through {@code /proc/<pid>/root}, so that execs in it are held
+   * from now on (not the first of the namespace's: it made the namespace known).
+   */
+  public void noticed(int pid, long mountNamespace) {
+    if (mountNamespace == 0 || released.get() || !namespacesSeen.add(mountNamespace)) {
+      return;
+    }
+    List<String> mountinfo;
+    try {
+      mountinfo = Files.readAllLines(Path.of("/proc/" + pid + "/mountinfo"));
+    } catch (IOException | RuntimeException e) {
+      namespacesSeen.remove(mountNamespace); // gone: the next process of the namespace will do
+      return;
+    }
+    int before = marked.size();
+    List<String> failed = mark(mountinfo, "/proc/" + pid + "/root");
+    if (marked.size() > before) {
+      LOG.debug("exec hold: marked the file systems of mount namespace {} (pid {}): {}", mountNamespace, pid,
+          marked.subList(before, marked.size()));
+    }
+    if (!failed.isEmpty()) {
+      LOG.debug("exec hold: not marked in mount namespace {}: {}", mountNamespace, failed);
+    }
   }
 
   static String unescape(String s) {
@@ -228,9 +301,9 @@ public final class ExecHold implements AutoCloseable {
     return b.toString();
   }
 
-  /** The mount points marked. */
+  /** The mount points marked ({@code /proc/<pid>/root/...} for another mount namespace's). */
   public List<String> marked() {
-    return marked;
+    return List.copyOf(marked);
   }
 
   // ---- the answering thread
@@ -241,6 +314,20 @@ public final class ExecHold implements AutoCloseable {
     Pointer counter = Memory.allocateDirect(libc.runtime, 8);
     Pointer response = Memory.allocateDirect(libc.runtime, RESPONSE_BYTES);
     ArrayDeque<Held> pending = new ArrayDeque<>(); // oldest first: all wait the same limit
+    try {
+      answerEvents(buf, pollFd, counter, response, pending);
+    } finally {
+      if (running) {
+        stalled(); // an Error ended the thread: nothing would answer any more
+      }
+      // what is still held is released with the descriptor
+      for (Held h : pending) {
+        libc.lib.close(h.eventFd());
+      }
+    }
+  }
+
+  private void answerEvents(Pointer buf, Pointer pollFd, Pointer counter, Pointer response, ArrayDeque<Held> pending) {
     while (running && !released.get()) {
       try {
         long now = System.nanoTime();
@@ -273,10 +360,6 @@ public final class ExecHold implements AutoCloseable {
         }
         long readAt = System.nanoTime();
         oldestUnanswered.compareAndSet(0, readAt);
-        CountDownLatch stall = stallForTests;
-        if (stall != null) {
-          stall.await();
-        }
         for (int off = 0; off + METADATA_BYTES <= n; ) {
           int len = buf.getInt(off);
           int vers = buf.getByte(off + 4) & 0xff;
@@ -306,16 +389,9 @@ public final class ExecHold implements AutoCloseable {
         } else {
           oldestUnanswered.set(pending.peekFirst().sinceNanos());
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
       } catch (RuntimeException e) {
         LOG.error("the exec hold's answering thread failed; continuing", e);
       }
-    }
-    // closing: what is still held is released with the descriptor
-    for (Held h : pending) {
-      libc.lib.close(h.eventFd());
     }
   }
 
@@ -329,6 +405,14 @@ public final class ExecHold implements AutoCloseable {
       path = Files.readSymbolicLink(file).toString();
     } catch (IOException | RuntimeException e) {
       return null;
+    }
+    java.util.function.Predicate<String> stall = stallForTests;
+    if (stall != null && stall.test(path)) {
+      try {
+        closing.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
     if (!namesAsProcessDoes(path, key, pid) || judge.quick(key, path) == Judge.Verdict.ALLOW) {
       return null;
@@ -415,28 +499,48 @@ public final class ExecHold implements AutoCloseable {
   private void answer(int eventFd, Pointer response) {
     response.putInt(0, eventFd);
     response.putInt(4, FAN_ALLOW);
-    libc.lib.write(fd, response, RESPONSE_BYTES); // after a release: written to /dev/null
+    if (!fdClosed) {
+      libc.lib.write(fd, response, RESPONSE_BYTES); // after a release: written to /dev/null
+    }
     libc.lib.close(eventFd);
   }
 
   // ---- the watchdog
 
   private void watch() {
+    Pointer pollFd = Memory.allocateDirect(libc.runtime, 8);
+    long unreadSince = 0;
     while (running && !released.get()) {
       try {
         Thread.sleep(10);
       } catch (InterruptedException e) {
         return;
       }
+      long now = System.nanoTime();
+      // events waiting unread (the answering thread not reading at all) count as much as events read and unanswered
+      pollFd.putInt(0, fd);
+      pollFd.putShort(4, POLLIN);
+      pollFd.putShort(6, (short) 0);
+      boolean unread = !released.get() && libc.lib.poll(pollFd, 1, 0) > 0 && (pollFd.getShort(6) & POLLIN) != 0;
+      unreadSince = unread ? (unreadSince == 0 ? now : unreadSince) : 0;
       long since = oldestUnanswered.get();
-      if (since != 0 && System.nanoTime() - since > limitNanos + WATCHDOG_SLACK_NANOS) {
-        watchdogReleases.increment();
-        release();
-        LOG.error("the exec hold's answering thread did not answer within {} ms: every held exec is released and execs are no"
-            + " longer held (new binaries' first runs are traced from their second run on)", (limitNanos + WATCHDOG_SLACK_NANOS) / 1_000_000);
+      long oldest = since == 0 ? unreadSince : unreadSince == 0 ? since : Math.min(since, unreadSince);
+      if (oldest != 0 && now - oldest > limitNanos + WATCHDOG_SLACK_NANOS) {
+        stalled();
         return;
       }
     }
+  }
+
+  /** The answering thread stalled, or ended: every held exec released, holding stops (said once). */
+  private void stalled() {
+    if (released.get()) {
+      return;
+    }
+    watchdogReleases.increment();
+    release();
+    LOG.error("the exec hold's answering thread did not answer within {} ms: every held exec is released and execs are no"
+        + " longer held (new binaries' first runs are traced from their second run on)", (limitNanos + WATCHDOG_SLACK_NANOS) / 1_000_000);
   }
 
   /**
@@ -450,6 +554,7 @@ public final class ExecHold implements AutoCloseable {
     }
     int devNull = libc.lib.open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devNull < 0 || libc.lib.dup2(devNull, fd) < 0) {
+      fdClosed = true;
       libc.lib.close(fd); // nothing better: the number may be reused, the answering thread stops before writing
     }
     if (devNull >= 0) {
@@ -494,10 +599,7 @@ public final class ExecHold implements AutoCloseable {
   public void close() {
     running = false;
     release();
-    CountDownLatch stall = stallForTests;
-    if (stall != null) {
-      stall.countDown();
-    }
+    closing.countDown();
     try {
       answering.join(2000);
       watchdog.interrupt();
@@ -505,7 +607,9 @@ public final class ExecHold implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    libc.lib.close(fd);
+    if (!fdClosed) {
+      libc.lib.close(fd);
+    }
     libc.lib.close(wake);
   }
 }

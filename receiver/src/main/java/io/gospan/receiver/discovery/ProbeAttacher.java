@@ -135,7 +135,7 @@ public final class ProbeAttacher implements AutoCloseable {
         if (lingering.isEmpty()) {
           return new Outcome(null, e.getMessage(), false);
         }
-        endLinger(lingering.values().iterator().next(), "its slot is needed for " + path);
+        endLinger(lingeringLongest(), "its slot is needed for " + path);
       }
     }
     TracedBinary binary = new TracedBinary(key, path, inspection);
@@ -208,20 +208,6 @@ public final class ProbeAttacher implements AutoCloseable {
     startLinger(binary);
   }
 
-  /**
-   * A process of {@code binary} ran (and is gone) without discovery ever seeing it alive: a command-line
-   * client whose exec notice arrived after it exited. A lingering binary's linger starts again from now,
-   * as after a process discovery saw exit: a binary run every few seconds by processes that live 10 ms
-   * is in use, and is neither detached when its linger (counted from the last process seen) ends nor
-   * taken as the one lingering longest when too many linger.
-   */
-  public void ranUnseen(TracedBinary binary) {
-    if (binaries.get(binary.key()) != binary || lingering.remove(binary.key()) == null) {
-      return; // not attached here, or not lingering: its processes keep it
-    }
-    startLinger(binary);
-  }
-
   /** Whether a binary may linger at all (a linger and room for lingering binaries are configured). */
   public boolean lingers() {
     return lingerNanos > 0 && maxLingering > 0;
@@ -245,12 +231,43 @@ public final class ProbeAttacher implements AutoCloseable {
   /** The binary's last process is gone: it lingers, the one lingering longest going when too many do. */
   private void startLinger(TracedBinary binary) {
     long now = System.nanoTime();
-    binary.setLingeringSince(now == 0 ? 1 : now);
-    lingering.put(binary.key(), binary);
+    lingerFrom(binary, now);
     LOG.debug("no process of {} runs: probes stay attached for {} s", binary.path(), lingerNanos / 1_000_000_000.0);
     while (lingering.size() > maxLingering) {
-      endLinger(lingering.values().iterator().next(), "more than " + maxLingering + " binaries linger");
+      endLinger(lingeringLongest(), "more than " + maxLingering + " binaries linger");
     }
+  }
+
+  /** {@code binary} lingers from {@code nanoTime} on (last in the order). */
+  private void lingerFrom(TracedBinary binary, long nanoTime) {
+    lingering.remove(binary.key());
+    binary.setLingeringSince(nanoTime == 0 ? 1 : nanoTime);
+    lingering.put(binary.key(), binary);
+  }
+
+  /**
+   * When a process last exec'd {@code binary} after it began to linger, as the exec tracepoint stamped it
+   * in the kernel ({@link GrpcProbes#lastExecNanos}), or 0: a run discovery has not seen (gone before it
+   * looked, or its notice not read yet) still counts as a use.
+   */
+  private long ranSince(TracedBinary binary) {
+    long exec = probes == null ? 0 : probes.lastExecNanos(binary.key());
+    return exec - binary.lingeringSince() > 0 ? exec : 0;
+  }
+
+  /**
+   * The binary that has lingered longest since it was last run, to be detached when too many linger or
+   * a slot is needed; lingering binaries run since they began to linger have their linger start again at
+   * that run first.
+   */
+  private TracedBinary lingeringLongest() {
+    for (TracedBinary b : List.copyOf(lingering.values())) {
+      long ran = ranSince(b);
+      if (ran != 0) {
+        lingerFrom(b, ran);
+      }
+    }
+    return lingering.values().iterator().next();
   }
 
   /**
@@ -262,12 +279,18 @@ public final class ProbeAttacher implements AutoCloseable {
   public int expireLingering() {
     long now = System.nanoTime();
     int n = 0;
-    for (Iterator<TracedBinary> it = lingering.values().iterator(); it.hasNext(); ) {
-      TracedBinary b = it.next();
+    for (TracedBinary b : List.copyOf(lingering.values())) {
       if (now - b.lingeringSince() < lingerNanos) {
-        break; // oldest first: the others began later
+        continue;
       }
-      it.remove();
+      long ran = ranSince(b);
+      if (ran != 0) {
+        lingerFrom(b, ran); // run since (its notice not read, or gone before discovery looked): in use
+        if (now - ran < lingerNanos) {
+          continue;
+        }
+      }
+      lingering.remove(b.key());
       b.setLingeringSince(0);
       lingerEnded.increment();
       detach(b, "no process of it for " + lingerNanos / 1_000_000_000.0 + " s (the linger)");

@@ -190,6 +190,10 @@ public final class Sidecar implements AutoCloseable {
     } else {
       runsAwaited.remove(n.pid()); // exec'd another program: its run of a traced binary is not judged
     }
+    ExecHold h = hold;
+    if (h != null) {
+      h.noticed(n.pid(), n.mountNamespace()); // a container's file systems, marked from its first exec on
+    }
     tracer.execed(n);
   }
 

@@ -516,8 +516,8 @@ public final class Tracer implements AutoCloseable {
     // discovery looked.
     Optional<TracedBinary> known = attacher.binary(key);
     if (known.isPresent()) {
-      // a process of a traced binary, gone before it was seen: its binary is in use (its linger starts again)
-      attacher.ranUnseen(known.get());
+      // a process of a traced binary, gone before it was seen (its run, stamped by the exec tracepoint,
+      // keeps the binary lingering: ProbeAttacher.ranSince)
       if (now.isEmpty()) {
         listener.exited(pid, known.get());
       }

@@ -42,6 +42,7 @@ public final class GrpcProbes implements AutoCloseable {
   private final BpfObject object;
   private final BpfMap binaries;
   private final BpfMap slotByExe;
+  private final BpfMap binaryExecs;
   /** The attach cookie of each binary that has a slot in {@code binaries}; guarded by itself. */
   private final Map<ExeKey, Long> cookies = new HashMap<>();
   private final BitSet usedSlots = new BitSet(GrpcLayouts.BINARY_SLOTS);
@@ -114,6 +115,7 @@ public final class GrpcProbes implements AutoCloseable {
     this.object = object;
     this.binaries = object.map("binaries");
     this.slotByExe = object.map("slot_by_exe");
+    this.binaryExecs = object.map("binary_execs");
     this.counters = object.map("probe_counters");
     HeaderNames names = options.headerNames();
     this.decoder = new HeaderEventDecoder(names, options.newProcesses());
@@ -308,6 +310,7 @@ public final class GrpcProbes implements AutoCloseable {
       // An array slot is written in place: it is complete before anything can find it (probes
       // attach with its cookie after this returns; slot_by_exe is written after it).
       binaries.update(slotKey(cookie), b.array(), BpfMap.BPF_ANY);
+      binaryExecs.update(slotKey(cookie), new byte[8], BpfMap.BPF_ANY); // no run of this binary yet
       slotByExe.update(key.toBytes(), slotKey(cookie), BpfMap.BPF_ANY);
     }
   }
@@ -325,6 +328,23 @@ public final class GrpcProbes implements AutoCloseable {
       usedSlots.clear((int) (cookie & 0xffffffffL) - 1);
       return true;
     }
+  }
+
+  /**
+   * When a process last exec'd binary {@code key} ({@code bpf_ktime_get_ns()}, {@link System#nanoTime()}'s
+   * clock: CLOCK_MONOTONIC), as the exec tracepoint stamped it since the binary was put; 0 when none
+   * did, or the binary has no slot. Needs {@link #watchExecs} (the tracepoint). One map lookup.
+   */
+  public long lastExecNanos(ExeKey key) {
+    byte[] slot;
+    synchronized (cookies) {
+      Long cookie = cookies.get(key);
+      if (cookie == null) {
+        return 0;
+      }
+      slot = slotKey(cookie);
+    }
+    return binaryExecs.lookup(slot).map(v -> ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong()).orElse(0L);
   }
 
   /**

@@ -128,12 +128,11 @@ class ShortLivedClientIT {
       await(() -> attached(tracer, clientKey).map(TracedBinary::lingering).orElse(false), Duration.ofSeconds(10),
           "the client binary learned from its first run's exec and lingering");
       long learnedMillis = (System.nanoTime() - t0) / 1_000_000;
-      assertThat(tracer.learnedFromExecs() + (tracer.isTraced(first.pid()) ? 1 : 0))
-          .as("learned from the exec notice (or, had the process still run, from /proc)").isPositive();
       Thread.sleep(3000); // link_wait (2 s) and the batch delay: whatever the first run gave is exported
       System.out.printf("never-seen binary: first run lived %d ms, %d of 1 calls traced; binary %s %d ms after that run began%n",
           first.lifeMillis(), clientSpans(spans, first.pid()).size(),
-          tracer.learnedFromExecs() > 0 ? "learned from its exec notice, attached and lingering" : "attached", learnedMillis);
+          tracer.learnedFromExecs() > 0 ? "learned from its exec notice, attached and lingering"
+              : "attached (its process was still running when discovery looked)", learnedMillis);
       long inspections = tracer.inspections();
 
       // 20 runs in a row, each one call, each exiting before a scan (500 ms) can see it
