@@ -49,7 +49,7 @@ public record GospanConfig(
    *     longest is detached. Default 64
    * @param holdNewBinaries hold each exec of a binary not judged yet until gospan has judged it
    *     (fanotify FAN_OPEN_EXEC_PERM), so that its first run is traced too. Default false
-   * @param holdLimit the longest an exec is held, whatever inspection says. Default 250 ms
+   * @param holdLimit the longest an exec is held, whatever inspection says. Default 1 s
    */
   public record DiscoveryConfig(
       List<Selector> instrument, List<Selector> excludeInstrument, Duration linger, Integer maxLingeringBinaries,
@@ -60,7 +60,7 @@ public record GospanConfig(
       linger = linger != null ? linger : Duration.ofMinutes(10);
       maxLingeringBinaries = maxLingeringBinaries != null ? maxLingeringBinaries : 64;
       holdNewBinaries = holdNewBinaries != null ? holdNewBinaries : false;
-      holdLimit = holdLimit != null ? holdLimit : Duration.ofMillis(250);
+      holdLimit = holdLimit != null ? holdLimit : Duration.ofSeconds(1);
     }
   }
 

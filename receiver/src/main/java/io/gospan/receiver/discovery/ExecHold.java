@@ -99,7 +99,12 @@ public final class ExecHold implements AutoCloseable {
       HOLD
     }
 
+    /** Quickest, on the answering thread: whether the binary {@code key} was judged already (traced, or not traceable). */
+    boolean judged(ExeKey key);
+
     /**
+     * Quick, on the answering thread, for a binary not judged yet: whether to hold its exec.
+     *
      * @param key the file's device and inode (as {@code stat(2)} through the path the process uses)
      * @param path the file's path as gospan names it
      */
@@ -401,7 +406,10 @@ public final class ExecHold implements AutoCloseable {
     ExeKey key;
     String path;
     try {
-      key = ExeKey.of(file);
+      key = ExeKey.of(file); // one fstat of the open file, through its /proc/self/fd link
+      if (judge.judged(key)) {
+        return null; // the common case: a binary seen before, allowed after one stat and two map lookups
+      }
       path = Files.readSymbolicLink(file).toString();
     } catch (IOException | RuntimeException e) {
       return null;
@@ -414,7 +422,7 @@ public final class ExecHold implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-    if (!namesAsProcessDoes(path, key, pid) || judge.quick(key, path) == Judge.Verdict.ALLOW) {
+    if (judge.quick(key, path) == Judge.Verdict.ALLOW || !namesAsProcessDoes(path, key, pid)) {
       return null;
     }
     PinnedFile own;

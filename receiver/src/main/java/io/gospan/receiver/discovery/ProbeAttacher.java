@@ -35,9 +35,13 @@ import org.slf4j.LoggerFactory;
  * <p>When the last process of a binary exits, its probes stay attached for {@code linger} (the
  * binary <em>lingers</em>): a command-line client that runs for 20 ms and exits before discovery
  * could attach anything is traced from its first call on its next run, as the probes and the
- * offsets are per binary, not per process. A lingering binary is detached once {@code linger}
- * has passed without a process of it ({@link #expireLingering}, called on every scan), when more
- * than {@code maxLingering} binaries linger (the one lingering longest goes first), when every
+ * offsets are per binary, not per process. The linger counts from the binary's last run: the
+ * exec tracepoint stamps every exec of a traced binary in the kernel ({@link GrpcProbes#lastExecNanos}),
+ * read before a lingering binary is detached, so a binary run every few seconds by processes that
+ * exit before discovery sees them (or before their exec notice is read) stays attached. A lingering
+ * binary is detached once {@code linger} has passed without a run of it ({@link #expireLingering},
+ * called on every scan), when more than {@code maxLingering} binaries linger (the one lingering
+ * longest since its last run goes first), when every
  * BPF binary slot is taken and another binary needs one (likewise), and at once when its
  * executable had been deleted when gospan first saw it (the kernel named it "... (deleted)"). While
  * it lingers it holds its executable's inode: a file deleted meanwhile keeps its disk space until

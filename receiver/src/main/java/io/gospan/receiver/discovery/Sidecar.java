@@ -93,7 +93,7 @@ public final class Sidecar implements AutoCloseable {
     /** {@code discovery.max_lingering_binaries}' default. */
     public static final int DEFAULT_MAX_LINGERING = 64;
     /** {@code discovery.hold_limit}'s default. */
-    public static final Duration DEFAULT_HOLD_LIMIT = Duration.ofMillis(250);
+    public static final Duration DEFAULT_HOLD_LIMIT = Duration.ofSeconds(1);
 
     public Options {
       if (linger.isNegative() || maxLingeringBinaries < 0) {
@@ -236,7 +236,7 @@ public final class Sidecar implements AutoCloseable {
         LOG.warn("discovery.hold_new_binaries: no exec notices, so a held binary's process could not be found: execs are not held");
       } else {
         try {
-          s.hold = ExecHold.start(s.tracer.holdJudge(), options.holdLimit(), Path.of("/proc/self/mountinfo"));
+          s.hold = ExecHold.start(s.tracer.holdJudge(options.holdLimit()), options.holdLimit(), Path.of("/proc/self/mountinfo"));
         } catch (IOException | RuntimeException | LinkageError e) {
           LOG.warn("discovery.hold_new_binaries: execs cannot be held ({}): the first run of a binary gospan has not seen is"
               + " not traced", e.getMessage());

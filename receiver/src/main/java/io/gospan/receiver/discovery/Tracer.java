@@ -541,7 +541,8 @@ public final class Tracer implements AutoCloseable {
     }
     if (hold) {
       return "every run, the first included: an exec of this binary, until gospan has judged it, waits for its probes,"
-          + " at most " + holdLimit.toMillis() + " ms (discovery.hold_new_binaries)";
+          + " at most " + holdLimit.toMillis() + " ms (discovery.hold_new_binaries; a binary judged later has its first"
+          + " run missed)";
     }
     return "every run once gospan has seen the binary: a first run that exits before gospan looks is missed, and gospan"
         + " learns the binary from its exec notice, so the runs that start after it is attached are traced"
@@ -555,15 +556,17 @@ public final class Tracer implements AutoCloseable {
    * linger is allowed at once; any other binary is inspected and attached on the discovery thread, then
    * lingers until its process is found (by its exec notice, right after the exec).
    */
-  public ExecHold.Judge holdJudge() {
+  public ExecHold.Judge holdJudge(Duration limit) {
     return new ExecHold.Judge() {
       @Override
+      public boolean judged(ExeKey key) {
+        return attacher.binary(key).isPresent() || skipped.containsKey(key);
+      }
+
+      @Override
       public Verdict quick(ExeKey key, String path) {
-        if (attacher.binary(key).isPresent() || skipped.containsKey(key) || !attacher.lingers()
-            || selector.judgeExecutable(Path.of(path)) != ProcessSelector.Verdict.TRACE) {
-          return Verdict.ALLOW;
-        }
-        return Verdict.HOLD;
+        return attacher.lingers() && selector.judgeExecutable(Path.of(path)) == ProcessSelector.Verdict.TRACE
+            ? Verdict.HOLD : Verdict.ALLOW;
       }
 
       @Override
@@ -571,7 +574,7 @@ public final class Tracer implements AutoCloseable {
         java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
         Runnable task = () -> {
           try (file) {
-            judgeHeld(file, path, pid);
+            judgeHeld(file, path, pid, limit);
           } finally {
             done.complete(null);
           }
@@ -586,7 +589,7 @@ public final class Tracer implements AutoCloseable {
   }
 
   /** The binary of a held exec, opened as {@code file}: inspected and attached, lingering until its process shows. */
-  private void judgeHeld(PinnedFile file, String path, int pid) {
+  private void judgeHeld(PinnedFile file, String path, int pid, Duration limit) {
     ExeKey key = file.key();
     if (attacher.binary(key).isPresent() || skipped.containsKey(key)) {
       return;
@@ -604,10 +607,13 @@ public final class Tracer implements AutoCloseable {
     }
     attacher.lingerWithoutProcess(binary);
     binary.announce();
-    LOG.info("held the exec of {} (pid {}) {} ms until its probes were attached: its first run is traced ({}, grpc-go {},"
-            + " offsets from {}, probes attached {}{})",
-        Printable.escape(path), pid, (System.nanoTime() - t0) / 1_000_000, binary.goVersion(), binary.grpcVersion(),
-        binary.offsetsSource(), binary.attached(),
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    LOG.info("held the exec of {} (pid {}) {}: {} ({}, grpc-go {}, offsets from {}, probes attached {}{})",
+        Printable.escape(path), pid,
+        ms < limit.toMillis() ? ms + " ms until its probes were attached" : "until discovery.hold_limit (" + limit.toMillis()
+            + " ms); its probes were attached after " + ms + " ms",
+        ms < limit.toMillis() ? "its first run is traced" : "its first run may be missed, its next runs are traced",
+        binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
         binary.refused().isEmpty() ? "" : ", refused " + Printable.escape(refusals(binary.refused())));
   }
 

@@ -4,7 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gospan.receiver.discovery.ProcessSelector;
 import io.gospan.receiver.discovery.Sidecar;
+import io.gospan.receiver.bpf.BpfObject;
+import io.gospan.receiver.bpf.RingBuffer;
 import io.gospan.receiver.discovery.Tracer;
+import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.testing.ExampleApps;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +28,12 @@ import java.util.concurrent.TimeUnit;
  *       {@code -h}): inspected and attached before it runs, or let go at the hold's limit (250 ms).
  * </ul>
  *
- * Each exec is timed from fork to the end of the wait by {@code execbench} (fork, exec, wait; no shell);
+ * and, first, what the exec notice adds to every exec on the machine: the raw tracepoint {@code
+ * sched_process_exec} of this build's {@code grpc.bpf.o} against no gospan and, with {@code
+ * GOSPAN_BENCH_BASELINE} (scripts/bench-exec-hold.sh with {@code BASELINE_REV}), against that commit's
+ * object (its notice: the pid alone), each object loaded alone with its ring buffer drained.
+ *
+ * <p>Each exec is timed from fork to the end of the wait by {@code execbench} (fork, exec, wait; no shell);
  * the medians per case, and their ratio to the baseline's, are printed per round and over all rounds.
  * Only the benchmark's own binaries are selected (every other exec on the machine is let through at once).
  *
@@ -47,6 +55,27 @@ public final class ExecHoldBenchmark {
     Map<String, List<Double>> medians = new LinkedHashMap<>();
     int copies = 0;
     try {
+      String baseline = System.getenv("GOSPAN_BENCH_BASELINE");
+      List<String> objects = new ArrayList<>(List.of("none", GrpcProbes.OBJECT));
+      if (baseline != null) {
+        objects.add(1, baseline);
+      }
+      execs(execbench, List.of(), List.of(known)); // in the page cache
+      for (int round = 1; round <= rounds; round++) {
+        for (String object : objects) {
+          List<Double> us = object.equals("none") ? execs(execbench, List.of(), repeat(known, KNOWN_EXECS))
+              : withExecTracepoint(object, () -> execs(execbench, List.of(), repeat(known, KNOWN_EXECS)));
+          record("exec notice", object.equals(baseline) ? "baseline " + System.getenv("BASELINE_REV") : object, round, us, medians);
+        }
+      }
+      System.out.printf("%nmedian exec of a binary (fork to exit) over %d rounds, by the exec tracepoint loaded:%n", rounds);
+      double none = median(medians.get("exec notice|none"));
+      for (String object : objects) {
+        String mode = object.equals(baseline) ? "baseline " + System.getenv("BASELINE_REV") : object;
+        double m = median(medians.get("exec notice|" + mode));
+        System.out.printf("  %-28s %8.0f us   %.3f x no gospan (%+.0f us)%n", mode, m, m / none, m - none);
+      }
+      System.out.println();
       for (int round = 1; round <= rounds; round++) {
         for (boolean hold : new boolean[] {false, true}) {
           Sidecar.Options d = Sidecar.Options.defaults();
@@ -61,11 +90,7 @@ public final class ExecHoldBenchmark {
             String mode = hold ? "hold" : "no hold";
             execs(execbench, List.of(), List.of(known)); // judged once
             Thread.sleep(500);
-            List<Path> knownRuns = new ArrayList<>();
-            for (int i = 0; i < KNOWN_EXECS; i++) {
-              knownRuns.add(known);
-            }
-            record("binary judged already", mode, round, execs(execbench, List.of(), knownRuns), medians);
+            record("binary judged already", mode, round, execs(execbench, List.of(), repeat(known, KNOWN_EXECS)), medians);
             List<Path> nonGo = new ArrayList<>();
             for (int i = 0; i < NEW_NON_GO; i++) {
               nonGo.add(copy(Path.of("/bin/true"), dir.resolve("c" + copies++ + "/true")));
@@ -95,10 +120,41 @@ public final class ExecHoldBenchmark {
     }
   }
 
+  static List<Path> repeat(Path p, int n) {
+    List<Path> l = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      l.add(p);
+    }
+    return l;
+  }
+
+  /** Runs {@code body} with {@code object}'s exec tracepoint attached and its notices drained meanwhile. */
+  static List<Double> withExecTracepoint(String object, java.util.concurrent.Callable<List<Double>> body) throws Exception {
+    try (BpfObject o = BpfObject.openResource(object)) {
+      o.load();
+      o.program("raw_tp_sched_process_exec").attachRawTracepoint("sched_process_exec");
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      try (RingBuffer notices = RingBuffer.open(o.map("execs"), r -> { })) {
+        Thread drain = new Thread(() -> {
+          while (!stop.get()) {
+            notices.poll(20);
+          }
+        });
+        drain.start();
+        try {
+          return body.call();
+        } finally {
+          stop.set(true);
+          drain.join();
+        }
+      }
+    }
+  }
+
   static void record(String what, String mode, int round, List<Double> us, Map<String, List<Double>> medians) {
     double m = median(us);
     medians.computeIfAbsent(what + "|" + mode, k -> new ArrayList<>()).add(m);
-    System.out.printf("round %d, %-7s %-26s median %8.0f us (%.0f-%.0f, %d execs)%n", round, mode, what, m,
+    System.out.printf("round %d, %-16s %-26s median %8.0f us (%.0f-%.0f, %d execs)%n", round, mode, what, m,
         us.stream().mapToDouble(x -> x).min().orElse(0), us.stream().mapToDouble(x -> x).max().orElse(0), us.size());
   }
 

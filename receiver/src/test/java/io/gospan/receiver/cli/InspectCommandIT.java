@@ -52,7 +52,7 @@ class InspectCommandIT {
         + " that exits before gospan looks is missed, and gospan learns the binary from its exec notice");
     for (String[] c : new String[][] {
         {"discovery: {hold_new_binaries: true}\n", "runs traced: every run, the first included: an exec of this binary,"
-            + " until gospan has judged it, waits for its probes, at most 250 ms (discovery.hold_new_binaries)"},
+            + " until gospan has judged it, waits for its probes, at most 1000 ms (discovery.hold_new_binaries"},
         {"discovery: {hold_new_binaries: true, hold_limit: 100ms}\n", "at most 100 ms"},
         {"discovery: {linger: 0s}\n", "runs traced: the processes gospan finds running (discovery.linger 0s"}}) {
       Path config = Files.createTempFile("gospan-inspect", ".yaml");

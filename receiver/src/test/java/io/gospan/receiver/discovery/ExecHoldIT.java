@@ -26,6 +26,11 @@ class ExecHoldIT {
   /** A judge that holds the binaries under {@code dir} and answers {@code judged} for each. */
   record DirJudge(Path dir, java.util.function.Supplier<CompletableFuture<?>> judged) implements ExecHold.Judge {
     @Override
+    public boolean judged(ExeKey key) {
+      return false;
+    }
+
+    @Override
     public Verdict quick(ExeKey key, String path) {
       return path.startsWith(dir.toString() + "/") ? Verdict.HOLD : Verdict.ALLOW;
     }
@@ -128,6 +133,11 @@ class ExecHoldIT {
         + "echo mounted\nread go\nt0=$(date +%s%N); " + merged + "/true; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 ))\n");
     List<String> judged = new java.util.concurrent.CopyOnWriteArrayList<>();
     ExecHold.Judge judge = new ExecHold.Judge() {
+      @Override
+      public boolean judged(ExeKey key) {
+        return false;
+      }
+
       @Override
       public Verdict quick(ExeKey key, String path) {
         return path.startsWith(merged + "/") ? Verdict.HOLD : Verdict.ALLOW;
