@@ -84,6 +84,7 @@ enum gospan_limits {
 	GOSPAN_NAME_CACHE_SLOTS = 32, /* struct binary.name_cache entries */
 	GOSPAN_BINARY_SLOTS = 1024,   /* max_entries of `binaries`: binaries traced at once */
 	GOSPAN_CONN_TYPES = 32,       /* struct binary.conn_types entries: connection types per binary */
+	GOSPAN_EXEC_PATH_LEN = 512,   /* struct exec_notice.path: bytes of an executable's path sent with its exec */
 };
 /* Header fields examined per event (bounded loop); more are flagged as truncated. */
 #define GOSPAN_MAX_SCAN_FIELDS 48
@@ -492,6 +493,34 @@ struct stream_parent_event {
 };
 _Static_assert(sizeof(struct stream_parent_event) == 64, "struct stream_parent_event is 64 bytes");
 
+/* An exec, for discovery (process.bpf.h, raw_tp/sched_process_exec; ring buffer `execs`): which process
+ * now runs which executable, and where that file is, so user space can learn the binary even when the
+ * process is gone before it looks (a command-line client that lives 10 ms). Sent with only its used part
+ * of path[]. */
+struct exec_notice {
+	__u64 ts_ns;        /* bpf_ktime_get_ns() at the exec */
+	/* The new image's executable, as probes see it (task->mm->exe_file->f_inode, set from bprm->file
+	 * at this point): for a file in an overlay file system the overlay's inode, whose device and inode
+	 * number stat(2) through the overlay shows (not the lower or upper file system's). */
+	struct exe_key exe;
+	__u64 mnt_ns;       /* the process's mount namespace: the inode number `readlink /proc/<pid>/ns/mnt` shows */
+	__u32 pid;          /* as gospan's /proc shows it (visible_tgid) */
+	__u16 path_len;     /* bytes of path[] used */
+	__u8 flags;         /* enum exec_notice_flags */
+	__u8 _pad;
+	/* The executable's path from the root of its mount namespace (what `readlink /proc/<pid>/exe`
+	 * shows from that namespace's root): its components from the file up to the root, each
+	 * NUL-terminated ("etcdctl\0bin\0usr\0" for /usr/bin/etcdctl); user space puts them in order. */
+	char path[GOSPAN_EXEC_PATH_LEN];
+};
+_Static_assert(sizeof(struct exec_notice) == 40 + GOSPAN_EXEC_PATH_LEN, "struct exec_notice is 40 bytes and its path");
+
+/* struct exec_notice.flags */
+enum exec_notice_flags {
+	EXEC_PATH_TRUNCATED = 1 << 0, /* the path was longer than path[] or deeper than the walk goes: not usable */
+	EXEC_NO_PATH = 1 << 1,        /* the path could not be read */
+};
+
 /* Keys of the propagation maps (ctx_streams, g_streams): a server stream's address or a goroutine
  * id, within one process. */
 struct stream_key {
@@ -562,6 +591,8 @@ struct gospan_contract {
 	struct binary binary;
 	struct header_event header_event;
 	struct stream_parent_event stream_parent_event;
+	struct exec_notice exec_notice;
+	enum exec_notice_flags exec_notice_flags;
 	enum gospan_probe probe;
 	enum gospan_counter counter;
 	enum gospan_limits limits;

@@ -481,17 +481,18 @@ unknown:
 }
 
 
-/* Process ids that just exec'd a new image, for discovery: a process seen by a /proc scan
- * between its fork and its exec still shows its parent's executable, and exec keeps the
- * start time, so only this notice tells user space to look again. Raw tracepoint: needs no
- * tracefs (often not mounted in a sidecar container). */
+/* Exec notices for discovery (struct exec_notice): a process seen by a /proc scan between its fork
+ * and its exec still shows its parent's executable, and exec keeps the start time, so only this
+ * notice tells user space to look again; and a process that exits before user space looks (a
+ * command-line client living 10 ms) leaves only this notice of what it ran. Raw tracepoint: needs
+ * no tracefs (often not mounted in a sidecar container). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 16); /* bytes: 4096 pids of 16 bytes (8 header + 4 + pad) */
+	__uint(max_entries, 1 << 18); /* bytes: ~2,900 notices of ~88 bytes (an 8-byte header, 40, a 40-byte path) */
 } execs SEC(".maps");
 
 /* Exec notices dropped because `execs` was full (user space had not drained it within its poll
- * period: ~4096 execs in 20-200 ms). User space reads it at each discovery scan and, when it
+ * period: ~2,900 execs in 20-200 ms). User space reads it at each discovery scan and, when it
  * rose, lists /proc at once instead of trusting that every new program announced itself. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -500,17 +501,134 @@ struct {
 	__type(value, __u64);
 } execs_lost SEC(".maps");
 
+/* When a visible process last exec'd each traced binary (bpf_ktime_get_ns), by the binary's slot in
+ * `binaries`: user space does not detach a lingering binary that was run after it began to linger
+ * (its linger starts again from that run), whether or not it has read that run's notice yet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GOSPAN_BINARY_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} binary_execs SEC(".maps");
+
+/* The longest path component read (NAME_MAX + its NUL). */
+#define EXEC_NAME_MAX 256
+/* Dentries and mount crossings walked from the executable up to its mount namespace's root. */
+#define EXEC_PATH_DEPTH 48
+
+/* Where a notice is built: its path is read component by component at growing offsets, each read
+ * given up to EXEC_NAME_MAX bytes, so the buffer has that much room behind path[]. */
+struct exec_notice_scratch {
+	struct exec_notice n;
+	char slack[EXEC_NAME_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_notice_scratch);
+} exec_scratch SEC(".maps");
+
+/*
+ * n->path: the path of `file` from the root of its mount namespace, as d_path() walks it (the
+ * dentry's parents up to its mount's root, then on from the mountpoint in the parent mount, up to a
+ * mount that is its own parent), components from the file up, each NUL-terminated. Sets path_len,
+ * or flags EXEC_PATH_TRUNCATED / EXEC_NO_PATH (path_len is then not the path's). Reads through BPF_CORE_READ: struct mount is the
+ * kernel's own (fs/mount.h), in its BTF.
+ */
+static __always_inline void exec_path(struct exec_notice_scratch *sc, struct file *file)
+{
+	struct exec_notice *n = &sc->n;
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct vfsmount *vfs = BPF_CORE_READ(file, f_path.mnt);
+	struct mount *m;
+	int i;
+
+	if (!d || !vfs || !bpf_core_type_exists(struct mount)) {
+		n->flags |= EXEC_NO_PATH;
+		return;
+	}
+	m = container_of(vfs, struct mount, mnt);
+	n->path_len = 0;
+	for (i = 0; i < EXEC_PATH_DEPTH; i++) {
+		struct dentry *root = BPF_CORE_READ(m, mnt.mnt_root);
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+
+		if (d == root || d == parent) {
+			struct mount *up = BPF_CORE_READ(m, mnt_parent);
+
+			if (up == m || !up)
+				return; /* the namespace's root: path_len is the path's */
+			d = BPF_CORE_READ(m, mnt_mountpoint);
+			m = up;
+			continue;
+		}
+		/* The offset is kept in the notice (map memory), not in a register: the verifier then sees
+		 * an unknown offset, checked below, on every iteration alike, instead of one state per length
+		 * the path may have reached (which took it past its instruction limit). */
+		__u32 off = n->path_len;
+
+		if (off >= GOSPAN_EXEC_PATH_LEN)
+			break;
+		__u32 room = GOSPAN_EXEC_PATH_LEN - off;
+
+		VERIFIER_CLAMP(room, 256); /* EXEC_NAME_MAX: the slack behind path[] */
+		const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+		long len = bpf_probe_read_kernel_str(&n->path[off], room, name);
+
+		if (len <= 0) {
+			n->flags |= EXEC_NO_PATH;
+			return;
+		}
+		n->path_len = off + len;
+		d = parent;
+	}
+	n->flags |= EXEC_PATH_TRUNCATED; /* longer than path[], or deeper than the walk goes */
+}
+
 SEC("raw_tp/sched_process_exec")
 int raw_tp_sched_process_exec(void *ctx)
 {
 	__u32 tgid = visible_tgid(bpf_get_current_pid_tgid() >> 32);
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct exec_notice_scratch *sc;
+	struct file *exe;
+	__u32 key = 0, size;
 
 	if (!tgid)
 		return 0;
+	sc = bpf_map_lookup_elem(&exec_scratch, &key);
+	if (!sc)
+		return 0;
+	/* the new image: exec has set mm->exe_file from bprm->file (a script's interpreter, as probes see it) */
+	exe = BPF_CORE_READ(task, mm, exe_file);
+	sc->n.ts_ns = bpf_ktime_get_ns();
+	sc->n.pid = tgid;
+	sc->n.flags = 0;
+	sc->n.path_len = 0;
+	sc->n.exe.ino = BPF_CORE_READ(exe, f_inode, i_ino);
+	sc->n.exe.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
+	sc->n.mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	__u32 *slot = bpf_map_lookup_elem(&slot_by_exe, &sc->n.exe);
+
+	if (slot) {
+		__u64 *at = bpf_map_lookup_elem(&binary_execs, slot);
+
+		if (at)
+			*at = sc->n.ts_ns; /* a traced binary is in use */
+	}
+	if (exe)
+		exec_path(sc, exe);
+	else
+		sc->n.flags |= EXEC_NO_PATH;
+	size = sc->n.flags ? 0 : sc->n.path_len;
+	if (size > GOSPAN_EXEC_PATH_LEN)
+		size = GOSPAN_EXEC_PATH_LEN;
+	sc->n.path_len = size;
 	/* No wakeup: user space drains this buffer on its own timer (20-200 ms), and a wakeup is a
 	 * self-IPI. A full buffer drops the notice: counted, so the next scan lists /proc. */
-	if (bpf_ringbuf_output(&execs, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP) < 0) {
-		__u32 key = 0;
+	if (bpf_ringbuf_output(&execs, &sc->n, offsetof(struct exec_notice, path) + size, BPF_RB_NO_WAKEUP) < 0) {
 		__u64 *lost = bpf_map_lookup_elem(&execs_lost, &key);
 
 		if (lost)

@@ -183,7 +183,8 @@ public final class GospanSidecar implements AutoCloseable {
       Sidecar.Options d = Sidecar.Options.defaults();
       Sidecar.Options options =
           new Sidecar.Options(names, ringBufferBytes, scanInterval, selector, procFs, d.maxSkippedBinaries(), preference)
-              .withLinger(config.discovery().linger(), config.discovery().maxLingeringBinaries());
+              .withLinger(config.discovery().linger(), config.discovery().maxLingeringBinaries())
+              .withHold(config.discovery().holdNewBinaries(), config.discovery().holdLimit());
 
       Pipeline p = pipeline.build();
       LinkService link = null;

@@ -96,6 +96,19 @@ final class ProbeTelemetry {
         },
         lost, unidentified, hits, skipped, truncated, outside, noParent, undecodable);
 
+    m.counterBuilder("gospan.binaries.learned_from_exec")
+        .setDescription("Binaries learned from the exec notice of a process that was gone when discovery looked (a short-lived"
+            + " command-line client): inspected by the notice's path, attached and lingering, so that their next runs are traced")
+        .buildWithCallback(r -> r.record(sidecar.tracer().learnedFromExecs()));
+    m.counterBuilder("gospan.binaries.unreachable")
+        .setDescription("Binaries of exec notices whose process was gone and whose file could not be reached (deleted or replaced"
+            + " at its path, no live process running it): not learned")
+        .buildWithCallback(r -> r.record(sidecar.tracer().unreachableBinaries()));
+    m.counterBuilder("gospan.processes.without_events")
+        .setDescription("Processes that exec'd a binary traced at the time and exited without one event: programs that made no"
+            + " gRPC call, or probes that did not run for them (compare with the runs that should have made calls)")
+        .buildWithCallback(r -> r.record(sidecar.processesWithoutEvents()));
+
     m.gaugeBuilder(PROBES_ATTACHED)
         .setDescription("Probes attached now, by probe and binary")
         .ofLongs()

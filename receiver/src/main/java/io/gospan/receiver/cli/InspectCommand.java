@@ -40,7 +40,7 @@ import picocli.CommandLine.Parameters;
       "the value was checked) or why it is missing (a reason shared by several lines is printed once, with a count),",
       "and whether the calls the binary makes while serving one are linked to it (in-process propagation).",
       "With --config, as `gospan run --config` would trace it (offsets.prefer, and headers.allow, which needs the",
-      "headers probe set).",
+      "headers probe set; discovery.linger and discovery.hold_new_binaries: which runs of the binary are traced).",
       "Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
       "2 when the path is not a regular file (a FIFO, socket, device or directory is refused without being opened).",
       "Text read from the binary is printed with non-printable characters escaped (\\x1b, \\u202e)."
@@ -55,7 +55,7 @@ public final class InspectCommand implements Callable<Integer> {
   String target;
 
   @picocli.CommandLine.Option(names = {"-c", "--config"}, paramLabel = "FILE",
-      description = "the gospan.yaml `gospan run` uses (offsets.prefer, headers.allow)")
+      description = "the gospan.yaml `gospan run` uses (offsets.prefer, headers.allow, discovery.linger, discovery.hold_new_binaries)")
   Path config;
 
   PrintStream out = System.out;
@@ -119,11 +119,13 @@ public final class InspectCommand implements Callable<Integer> {
     // the same inspection, with the same settings, as `gospan run`'s discovery
     Preference preference = Preference.DWARF;
     boolean responseHeaders = false;
+    io.gospan.receiver.config.GospanConfig.DiscoveryConfig discovery = io.gospan.receiver.config.GospanConfig.defaults().discovery();
     if (config != null) {
       try {
         io.gospan.receiver.config.GospanConfig c = io.gospan.receiver.config.ConfigLoader.load(config);
         preference = c.offsets().preferCatalog() ? Preference.CATALOG : Preference.DWARF;
         responseHeaders = !c.headers().allow().isEmpty();
+        discovery = c.discovery();
       } catch (io.gospan.receiver.config.ConfigException e) {
         err.println("gospan inspect: " + esc(e.getMessage()));
         return ExitCodes.USAGE;
@@ -204,6 +206,8 @@ public final class InspectCommand implements Callable<Integer> {
     out.println("servehttp: " + serveHttp(inspection.serveHttp(Probe.HttpServer.XNET)) + "; "
         + serveHttp(inspection.serveHttp(Probe.HttpServer.NETHTTP)));
     out.println("calls linked inside the process: " + esc(inspection.inProcessLinking()));
+    out.println("runs traced: " + io.gospan.receiver.discovery.Tracer.runsTraced(discovery.holdNewBinaries(),
+        discovery.holdLimit(), !discovery.linger().isZero() && discovery.maxLingeringBinaries() > 0));
     return ExitCodes.OK;
   }
 

@@ -389,6 +389,9 @@ public final class ConfigLoader {
     validateSelectors("discovery.exclude_instrument", c.discovery().excludeInstrument());
     check(!c.discovery().linger().isNegative(), "discovery.linger", "must not be negative");
     check(c.discovery().maxLingeringBinaries() >= 0, "discovery.max_lingering_binaries", "must not be negative");
+    check(!c.discovery().holdLimit().isNegative() && !c.discovery().holdLimit().isZero()
+        && c.discovery().holdLimit().compareTo(Duration.ofSeconds(5)) <= 0, "discovery.hold_limit",
+        "must be more than 0 and at most 5s (an exec waits this long at most)");
 
     for (String list : List.of("allow", "allow_request")) {
       List<String> allow = list.equals("allow") ? c.headers().allow() : c.headers().allowRequest();

@@ -22,7 +22,7 @@ public record GospanConfig(
     LinkConfig link) {
 
   public GospanConfig {
-    discovery = discovery != null ? discovery : new DiscoveryConfig(null, null, null, null);
+    discovery = discovery != null ? discovery : new DiscoveryConfig(null, null, null, null, null, null);
     headers = headers != null ? headers : new HeadersConfig(null);
     streams = streams != null ? streams : new StreamsConfig(null, null, null, null);
     semconv = semconv != null ? semconv : new SemconvConfig(null);
@@ -47,14 +47,20 @@ public record GospanConfig(
    *     detached with the last process. Default 10 minutes
    * @param maxLingeringBinaries binaries lingering at once at most; beyond, the one lingering
    *     longest is detached. Default 64
+   * @param holdNewBinaries hold each exec of a binary not judged yet until gospan has judged it
+   *     (fanotify FAN_OPEN_EXEC_PERM), so that its first run is traced too. Default false
+   * @param holdLimit the longest an exec is held, whatever inspection says. Default 1 s
    */
   public record DiscoveryConfig(
-      List<Selector> instrument, List<Selector> excludeInstrument, Duration linger, Integer maxLingeringBinaries) {
+      List<Selector> instrument, List<Selector> excludeInstrument, Duration linger, Integer maxLingeringBinaries,
+      Boolean holdNewBinaries, Duration holdLimit) {
     public DiscoveryConfig {
       instrument = instrument != null ? List.copyOf(instrument) : List.of();
       excludeInstrument = excludeInstrument != null ? List.copyOf(excludeInstrument) : List.of();
       linger = linger != null ? linger : Duration.ofMinutes(10);
       maxLingeringBinaries = maxLingeringBinaries != null ? maxLingeringBinaries : 64;
+      holdNewBinaries = holdNewBinaries != null ? holdNewBinaries : false;
+      holdLimit = holdLimit != null ? holdLimit : Duration.ofSeconds(1);
     }
   }
 

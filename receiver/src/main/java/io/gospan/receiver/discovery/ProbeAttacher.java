@@ -35,9 +35,13 @@ import org.slf4j.LoggerFactory;
  * <p>When the last process of a binary exits, its probes stay attached for {@code linger} (the
  * binary <em>lingers</em>): a command-line client that runs for 20 ms and exits before discovery
  * could attach anything is traced from its first call on its next run, as the probes and the
- * offsets are per binary, not per process. A lingering binary is detached once {@code linger}
- * has passed without a process of it ({@link #expireLingering}, called on every scan), when more
- * than {@code maxLingering} binaries linger (the one lingering longest goes first), when every
+ * offsets are per binary, not per process. The linger counts from the binary's last run: the
+ * exec tracepoint stamps every exec of a traced binary in the kernel ({@link GrpcProbes#lastExecNanos}),
+ * read before a lingering binary is detached, so a binary run every few seconds by processes that
+ * exit before discovery sees them (or before their exec notice is read) stays attached. A lingering
+ * binary is detached once {@code linger} has passed without a run of it ({@link #expireLingering},
+ * called on every scan), when more than {@code maxLingering} binaries linger (the one lingering
+ * longest since its last run goes first), when every
  * BPF binary slot is taken and another binary needs one (likewise), and at once when its
  * executable had been deleted when gospan first saw it (the kernel named it "... (deleted)"). While
  * it lingers it holds its executable's inode: a file deleted meanwhile keeps its disk space until
@@ -135,7 +139,7 @@ public final class ProbeAttacher implements AutoCloseable {
         if (lingering.isEmpty()) {
           return new Outcome(null, e.getMessage(), false);
         }
-        endLinger(lingering.values().iterator().next(), "its slot is needed for " + path);
+        endLinger(lingeringLongest(), "its slot is needed for " + path);
       }
     }
     TracedBinary binary = new TracedBinary(key, path, inspection);
@@ -205,13 +209,69 @@ public final class ProbeAttacher implements AutoCloseable {
       detach(binary, "its last process exited");
       return;
     }
-    long now = System.nanoTime();
-    binary.setLingeringSince(now == 0 ? 1 : now);
-    lingering.put(binary.key(), binary);
-    LOG.debug("last process of {} exited: probes stay attached for {} s", binary.path(), lingerNanos / 1_000_000_000.0);
-    while (lingering.size() > maxLingering) {
-      endLinger(lingering.values().iterator().next(), "more than " + maxLingering + " binaries linger");
+    startLinger(binary);
+  }
+
+  /** Whether a binary may linger at all (a linger and room for lingering binaries are configured). */
+  public boolean lingers() {
+    return lingerNanos > 0 && maxLingering > 0;
+  }
+
+  /**
+   * {@code binary}, attached here with no process of it known (learned from the exec notice of a
+   * process that was gone when discovery looked), lingers from now, as after its last process.
+   */
+  public void lingerWithoutProcess(TracedBinary binary) {
+    if (binaries.get(binary.key()) != binary || !binary.pids().isEmpty() || lingering.containsKey(binary.key())) {
+      return;
     }
+    if (!lingers()) {
+      detach(binary, "no process of it runs and none may linger");
+      return;
+    }
+    startLinger(binary);
+  }
+
+  /** The binary's last process is gone: it lingers, the one lingering longest going when too many do. */
+  private void startLinger(TracedBinary binary) {
+    long now = System.nanoTime();
+    lingerFrom(binary, now);
+    LOG.debug("no process of {} runs: probes stay attached for {} s", binary.path(), lingerNanos / 1_000_000_000.0);
+    while (lingering.size() > maxLingering) {
+      endLinger(lingeringLongest(), "more than " + maxLingering + " binaries linger");
+    }
+  }
+
+  /** {@code binary} lingers from {@code nanoTime} on (last in the order). */
+  private void lingerFrom(TracedBinary binary, long nanoTime) {
+    lingering.remove(binary.key());
+    binary.setLingeringSince(nanoTime == 0 ? 1 : nanoTime);
+    lingering.put(binary.key(), binary);
+  }
+
+  /**
+   * When a process last exec'd {@code binary} after it began to linger, as the exec tracepoint stamped it
+   * in the kernel ({@link GrpcProbes#lastExecNanos}), or 0: a run discovery has not seen (gone before it
+   * looked, or its notice not read yet) still counts as a use.
+   */
+  private long ranSince(TracedBinary binary) {
+    long exec = probes == null ? 0 : probes.lastExecNanos(binary.key());
+    return exec - binary.lingeringSince() > 0 ? exec : 0;
+  }
+
+  /**
+   * The binary that has lingered longest since it was last run, to be detached when too many linger or
+   * a slot is needed; lingering binaries run since they began to linger have their linger start again at
+   * that run first.
+   */
+  private TracedBinary lingeringLongest() {
+    for (TracedBinary b : List.copyOf(lingering.values())) {
+      long ran = ranSince(b);
+      if (ran != 0) {
+        lingerFrom(b, ran);
+      }
+    }
+    return lingering.values().iterator().next();
   }
 
   /**
@@ -223,12 +283,18 @@ public final class ProbeAttacher implements AutoCloseable {
   public int expireLingering() {
     long now = System.nanoTime();
     int n = 0;
-    for (Iterator<TracedBinary> it = lingering.values().iterator(); it.hasNext(); ) {
-      TracedBinary b = it.next();
+    for (TracedBinary b : List.copyOf(lingering.values())) {
       if (now - b.lingeringSince() < lingerNanos) {
-        break; // oldest first: the others began later
+        continue;
       }
-      it.remove();
+      long ran = ranSince(b);
+      if (ran != 0) {
+        lingerFrom(b, ran); // run since (its notice not read, or gone before discovery looked): in use
+        if (now - ran < lingerNanos) {
+          continue;
+        }
+      }
+      lingering.remove(b.key());
       b.setLingeringSince(0);
       lingerEnded.increment();
       detach(b, "no process of it for " + lingerNanos / 1_000_000_000.0 + " s (the linger)");

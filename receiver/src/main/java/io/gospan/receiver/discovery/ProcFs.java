@@ -202,6 +202,27 @@ public final class ProcFs {
     return false;
   }
 
+  /**
+   * The inode number of the process's mount namespace ({@code /proc/<pid>/ns/mnt} names {@code
+   * mnt:[N]}), or 0 when it is gone or cannot be read.
+   */
+  public long mountNamespace(int pid) {
+    try {
+      String t = Files.readSymbolicLink(root.resolve(Integer.toString(pid)).resolve("ns").resolve("mnt")).toString();
+      return t.startsWith("mnt:[") && t.endsWith("]") ? Long.parseLong(t, 5, t.length() - 1, 10) : 0;
+    } catch (IOException | UnsupportedOperationException | NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /**
+   * {@code path} (absolute) as the process sees it: under {@code /proc/<pid>/root}, its root
+   * directory (its container's file system), valid while it lives.
+   */
+  public Path underRoot(int pid, String path) {
+    return root.resolve(Integer.toString(pid)).resolve("root").resolve(path.startsWith("/") ? path.substring(1) : path);
+  }
+
   /** The process's cgroup file ({@code /proc/<pid>/cgroup}), empty when unreadable. */
   public String cgroup(int pid) {
     try {

@@ -39,7 +39,13 @@ public final class ProcessSelector {
      * Not selected yet: an include rule holds but for its {@code open_port}, which the process does
      * not listen on (yet: a server may listen long after its exec). Judge it again later.
      */
-    AWAIT_PORT
+    AWAIT_PORT,
+    /**
+     * Cannot be told from an exec notice alone (the process is gone): a rule that would select it also
+     * names a {@code container_id} or an {@code open_port}, which only the live process shows, or an
+     * exclude rule that might hold names a {@code container_id}.
+     */
+    NEEDS_PROCESS
   }
 
   /** A rule with its glob and regex compiled once. */
@@ -68,6 +74,26 @@ public final class ProcessSelector {
         return Verdict.AWAIT_PORT;
       }
       return Verdict.TRACE;
+    }
+
+    /**
+     * TRACE when the path and the name hold and nothing else is asked, NEEDS_PROCESS when they hold and
+     * a criterion of the live process is asked too, else IGNORE. {@code asExclude}: an exclude rule's
+     * {@code open_port} cannot hold for a process that is gone (it listens on nothing), so it does not
+     * hold; its {@code container_id} can, unknown.
+     */
+    Verdict judgeExecutable(Path exe, boolean asExclude) {
+      if (exePath != null && !exePath.matches(exe)) {
+        return Verdict.IGNORE;
+      }
+      Path fileName = exe.getFileName();
+      if (name != null && (fileName == null || !name.matcher(fileName.toString()).matches())) {
+        return Verdict.IGNORE;
+      }
+      if (asExclude && rule.openPort() != null) {
+        return Verdict.IGNORE;
+      }
+      return rule.containerId() != null || rule.openPort() != null ? Verdict.NEEDS_PROCESS : Verdict.TRACE;
     }
   }
 
@@ -118,6 +144,39 @@ public final class ProcessSelector {
     for (Compiled r : exclude) {
       if (r.judge(p, procFs, ports) == Verdict.TRACE) {
         return Verdict.IGNORE;
+      }
+    }
+    return in;
+  }
+
+  /**
+   * Judges a process known only by its executable's path ({@code exe}, from its exec notice: the
+   * process is gone): TRACE when an include rule holds on the path and the name alone (or none is
+   * given) and no exclude rule can hold; NEEDS_PROCESS when the answer depends on what only the live
+   * process shows ({@code container_id}, {@code open_port}); else IGNORE.
+   */
+  Verdict judgeExecutable(Path exe) {
+    Verdict in = include.isEmpty() ? Verdict.TRACE : Verdict.IGNORE;
+    for (Compiled r : include) {
+      Verdict v = r.judgeExecutable(exe, false);
+      if (v == Verdict.TRACE) {
+        in = v;
+        break;
+      }
+      if (v == Verdict.NEEDS_PROCESS) {
+        in = v;
+      }
+    }
+    if (in == Verdict.IGNORE) {
+      return in;
+    }
+    for (Compiled r : exclude) {
+      Verdict v = r.judgeExecutable(exe, true);
+      if (v == Verdict.TRACE) {
+        return Verdict.IGNORE;
+      }
+      if (v == Verdict.NEEDS_PROCESS) {
+        in = v;
       }
     }
     return in;

@@ -3,10 +3,15 @@ package io.gospan.receiver.discovery;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +72,8 @@ public final class Sidecar implements AutoCloseable {
    *     new process of it is traced from its first call ({@link Duration#ZERO}: detached with it)
    * @param maxLingeringBinaries binaries whose probes stay attached without a process, at most
    *     (the one lingering longest is detached first)
+   * @param holdNewBinaries hold each exec of a binary not judged yet until it is ({@link ExecHold})
+   * @param holdLimit the longest an exec is held
    */
   public record Options(
       HeaderNames headerNames,
@@ -77,16 +84,23 @@ public final class Sidecar implements AutoCloseable {
       int maxSkippedBinaries,
       io.gospan.offsets.resolve.Preference preference,
       Duration linger,
-      int maxLingeringBinaries) {
+      int maxLingeringBinaries,
+      boolean holdNewBinaries,
+      Duration holdLimit) {
 
     /** {@code discovery.linger}'s default. */
     public static final Duration DEFAULT_LINGER = Duration.ofMinutes(10);
     /** {@code discovery.max_lingering_binaries}' default. */
     public static final int DEFAULT_MAX_LINGERING = 64;
+    /** {@code discovery.hold_limit}'s default. */
+    public static final Duration DEFAULT_HOLD_LIMIT = Duration.ofSeconds(1);
 
     public Options {
       if (linger.isNegative() || maxLingeringBinaries < 0) {
         throw new IllegalArgumentException("linger and maxLingeringBinaries must not be negative");
+      }
+      if (holdLimit.isNegative() || holdLimit.isZero()) {
+        throw new IllegalArgumentException("holdLimit must be positive");
       }
     }
 
@@ -94,7 +108,8 @@ public final class Sidecar implements AutoCloseable {
     public Options(
         HeaderNames headerNames, int ringBufferBytes, Duration scanInterval, ProcessSelector selector, ProcFs procFs,
         int maxSkippedBinaries, io.gospan.offsets.resolve.Preference preference) {
-      this(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference, Duration.ZERO, 0);
+      this(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference, Duration.ZERO, 0,
+          false, DEFAULT_HOLD_LIMIT);
     }
 
     /** With DWARF preferred over the catalog, without lingering (probes detached with a binary's last process). */
@@ -112,12 +127,20 @@ public final class Sidecar implements AutoCloseable {
     /** These options with another linger (see {@link #linger()}, {@link #maxLingeringBinaries()}). */
     public Options withLinger(Duration linger, int maxLingeringBinaries) {
       return new Options(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference,
-          linger, maxLingeringBinaries);
+          linger, maxLingeringBinaries, holdNewBinaries, holdLimit);
+    }
+
+    /** These options holding execs of binaries not judged yet, each at most {@code limit} ({@link ExecHold}). */
+    public Options withHold(boolean hold, Duration limit) {
+      return new Options(headerNames, ringBufferBytes, scanInterval, selector, procFs, maxSkippedBinaries, preference,
+          linger, maxLingeringBinaries, hold, limit);
     }
   }
 
   private final GrpcProbes probes;
   private final Tracer tracer;
+  /** Null unless execs are held. */
+  private volatile ExecHold hold;
   private final Thread poller;
   private volatile boolean running = true;
   private volatile boolean execsWatched;
@@ -143,6 +166,47 @@ public final class Sidecar implements AutoCloseable {
     poller.setDaemon(true);
   }
 
+  /** Processes of traced binaries whose exit is awaited: pid → the exec's time. The polling thread only. */
+  private final Map<Integer, Long> runsAwaited =
+      new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Integer, Long> e) {
+          return size() > MAX_RUNS_AWAITED;
+        }
+      };
+
+  /** Processes of traced binaries followed for {@link #processesWithoutEvents()} at most (the oldest go). */
+  static final int MAX_RUNS_AWAITED = 65536;
+
+  private final LongAdder withoutEvents = new LongAdder();
+
+  /**
+   * An exec notice, on the polling thread: a process of a binary traced now is followed until its
+   * exit, for {@link #processesWithoutEvents()}; then discovery looks at it.
+   */
+  private void execNotice(io.gospan.receiver.probe.ExecNotice n) {
+    if (n.exe() != null && tracer.binary(n.exe()).isPresent()) {
+      runsAwaited.put(n.pid(), n.tsNanos());
+    } else {
+      runsAwaited.remove(n.pid()); // exec'd another program: its run of a traced binary is not judged
+    }
+    ExecHold h = hold;
+    if (h != null) {
+      h.noticed(n.pid(), n.mountNamespace()); // a container's file systems, marked from its first exec on
+    }
+    tracer.execed(n);
+  }
+
+  /**
+   * Processes that exec'd a binary traced at the time, and exited without sending one event (no probe
+   * of theirs ran, or none reached the ring buffer): a program that made no gRPC call, or probes that
+   * did not run for a new process of a traced binary, which this makes visible. Counted when the exit
+   * is handed over, after the ring buffer was drained.
+   */
+  public long processesWithoutEvents() {
+    return withoutEvents.sum();
+  }
+
   /** The first event of a pid, on the polling thread (started after the tracer exists). */
   private void undiscovered(int pid, io.gospan.receiver.probe.ExeKey exe) {
     tracer.undiscovered(pid, exe);
@@ -157,7 +221,7 @@ public final class Sidecar implements AutoCloseable {
   public static Sidecar start(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {
     Sidecar s = new Sidecar(options, events, listener);
     try {
-      s.probes.watchExecs(s.tracer::execed);
+      s.probes.watchExecs(s::execNotice);
       s.execsWatched = true;
       s.tracer.execNoticesOn(s.probes::execNoticesLost);
     } catch (io.gospan.receiver.probe.ProbeException e) {
@@ -167,6 +231,18 @@ public final class Sidecar implements AutoCloseable {
     s.probes.onServeHttpGrpc(s.tracer::serveHttpInUse);
     s.poller.start();
     s.tracer.start(options.scanInterval());
+    if (options.holdNewBinaries()) {
+      if (!s.execsWatched) {
+        LOG.warn("discovery.hold_new_binaries: no exec notices, so a held binary's process could not be found: execs are not held");
+      } else {
+        try {
+          s.hold = ExecHold.start(s.tracer.holdJudge(options.holdLimit()), options.holdLimit(), Path.of("/proc/self/mountinfo"));
+        } catch (IOException | RuntimeException | LinkageError e) {
+          LOG.warn("discovery.hold_new_binaries: execs cannot be held ({}): the first run of a binary gospan has not seen is"
+              + " not traced", e.getMessage());
+        }
+      }
+    }
     return s;
   }
 
@@ -221,6 +297,11 @@ public final class Sidecar implements AutoCloseable {
     }
     probes.poll(0);
     for (Exit e : taken) {
+      Long exec = runsAwaited.remove(e.pid());
+      if (exec != null && probes.lastRecordNanos(e.pid()) < exec) {
+        withoutEvents.increment();
+        LOG.debug("pid {} ({}) exited without an event", e.pid(), e.binary().path());
+      }
       try {
         listener.exited(e.pid(), e.binary());
       } catch (RuntimeException ex) {
@@ -268,6 +349,11 @@ public final class Sidecar implements AutoCloseable {
     }
   }
 
+  /** The exec hold, when execs are held ({@code discovery.hold_new_binaries}). */
+  public java.util.Optional<ExecHold> hold() {
+    return java.util.Optional.ofNullable(hold);
+  }
+
   /** Whether exec notices reach discovery (else only the periodic scan finds new processes). */
   public boolean watchesExecs() {
     return execsWatched;
@@ -276,6 +362,10 @@ public final class Sidecar implements AutoCloseable {
   /** Stops polling (draining what the ring buffer holds) and discovery, detaches, frees. */
   @Override
   public void close() {
+    ExecHold h = hold;
+    if (h != null) {
+      h.close(); // first: nothing waits for a discovery that stops
+    }
     running = false;
     try {
       poller.join(5000);

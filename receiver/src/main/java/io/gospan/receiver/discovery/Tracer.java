@@ -6,6 +6,7 @@ import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.resolve.Preference;
 import io.gospan.offsets.resolve.Probe;
 import io.gospan.receiver.probe.ExeKey;
+import io.gospan.receiver.probe.ExecNotice;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -111,9 +112,35 @@ public final class Tracer implements AutoCloseable {
 
   /** pid → binary, for traced processes: written by the discovery thread, read by any. */
   private final Map<Integer, TracedBinary> traced = new ConcurrentHashMap<>();
-  /** Discovery thread only: binaries found unsuitable, with the reason; LRU-bounded. */
+  /** Binaries found unsuitable, with the reason; LRU-bounded. Written by the discovery thread, read by the exec hold's too. */
   private final Map<ExeKey, String> skipped;
 
+  /**
+   * Discovery thread only: binaries not learned from an exec notice, with when ({@link
+   * System#nanoTime()}): unreachable (no file of that device and inode found by the notice's path nor
+   * through a live process), or a selector needs the process; LRU-bounded. Notices of such a binary
+   * are not acted on for {@link #NOT_LEARNED_RETRY_NANOS} (its inode number may be given to a new
+   * file meanwhile); a live process of it is judged as any.
+   */
+  private final Map<ExeKey, Long> notLearned =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<ExeKey, Long> e) {
+          return size() > MAX_NOT_LEARNED;
+        }
+      };
+
+  /** Binaries remembered as not learnable from exec notices, at most. */
+  static final int MAX_NOT_LEARNED = 4096;
+
+  /**
+   * How long a binary not learned from a notice is not tried again from notices (ns): one {@code /proc}
+   * pass a minute at most for a deleted binary that keeps being run by processes that exit at once.
+   */
+  static final long NOT_LEARNED_RETRY_NANOS = 60_000_000_000L;
+
+  private final LongAdder learned = new LongAdder();
+  private final LongAdder unreachable = new LongAdder();
   private final LongAdder inspections = new LongAdder();
   /** Discovery thread only (its counters: any). */
   private final BinaryCache<BinaryInspection> inspectionCache = new BinaryCache<>(INSPECTIONS_CACHED);
@@ -153,13 +180,13 @@ public final class Tracer implements AutoCloseable {
     this.listener = listener;
     this.preference = preference;
     this.watcher = new ProcessWatcher(procFs);
-    this.skipped =
+    this.skipped = java.util.Collections.synchronizedMap(
         new LinkedHashMap<>(16, 0.75f, true) {
           @Override
           protected boolean removeEldestEntry(Map.Entry<ExeKey, String> e) {
             return size() > maxSkipped;
           }
-        };
+        });
     this.executor = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "gospan-discovery");
       t.setDaemon(true);
@@ -263,12 +290,21 @@ public final class Tracer implements AutoCloseable {
   /**
    * A process exec'd a new image (any thread; queued for the discovery thread): it is looked at
    * again, since a scan that saw it between fork and exec judged its parent's executable (exec
-   * keeps the pid and the start time), and a traced process may have become another program.
+   * keeps the pid and the start time), and a traced process may have become another program. When
+   * the process is gone by the time discovery looks (a command-line client that lives 10 ms), its
+   * binary is learned from the notice itself ({@link #learn}): inspected by the notice's path, or
+   * through a live process running the same file, attached, and left lingering, so that its next
+   * run is traced from its first call.
    */
-  public void execed(int pid) {
-    if (!enqueue(() -> execedNow(pid))) {
+  public void execed(ExecNotice notice) {
+    if (!enqueue(() -> execedNow(notice))) {
       execNoticeLost(); // the next scan finds it
     }
+  }
+
+  /** As {@link #execed(ExecNotice)} for a notice that names only the pid. */
+  public void execed(int pid) {
+    execed(ExecNotice.pidOnly(pid));
   }
 
   /**
@@ -451,7 +487,8 @@ public final class Tracer implements AutoCloseable {
     awaitingPort.put(p.pid(), new AwaitingPort(p.key(), since, next));
   }
 
-  private void execedNow(int pid) {
+  private void execedNow(ExecNotice notice) {
+    int pid = notice.pid();
     TracedBinary was = traced.get(pid);
     if (was != null) {
       // notices arrive after the fact: a scan may already have seen the new image
@@ -462,9 +499,241 @@ public final class Tracer implements AutoCloseable {
       watcher.forget(pid);
       exited(pid);
     }
-    if (watcher.seenAgain(pid)) {
-      consider(pid, new PortLookup(procFs));
+    if (!watcher.seenAgain(pid)) {
+      return; // gospan itself
     }
+    Optional<ProcessEntry> now = procFs.entry(pid);
+    if (now.isPresent()) {
+      consider(now.get(), new PortLookup(procFs));
+    } else {
+      awaitingPort.remove(pid);
+    }
+    ExeKey key = notice.exe();
+    if (key == null || now.isPresent() && now.get().key().equals(key)) {
+      return;
+    }
+    // The process no longer runs what this notice names: it exited (or exec'd again) before
+    // discovery looked.
+    Optional<TracedBinary> known = attacher.binary(key);
+    if (known.isPresent()) {
+      // a process of a traced binary, gone before it was seen (its run, stamped by the exec tracepoint,
+      // keeps the binary lingering: ProbeAttacher.ranSince)
+      if (now.isEmpty()) {
+        listener.exited(pid, known.get());
+      }
+      return;
+    }
+    learn(notice);
+  }
+
+  /**
+   * Which runs of a traceable binary {@code gospan run} traces with this discovery configuration, in
+   * one line ({@code gospan inspect} prints it): with {@code hold}, every run, the first included
+   * (an exec of the binary not judged yet waits for its probes, at most {@code holdLimit}); else every
+   * run once gospan has seen the binary, which a process that exits before gospan looks teaches it
+   * through its exec notice (when binaries may linger); with no linger, only processes gospan sees
+   * running.
+   */
+  public static String runsTraced(boolean hold, Duration holdLimit, boolean lingers) {
+    if (!lingers) {
+      return "the processes gospan finds running (discovery.linger 0s: a process that exits before gospan looks is not"
+          + " traced, nor are the next runs of its binary)";
+    }
+    if (hold) {
+      return "every run, the first included: an exec of this binary, until gospan has judged it, waits for its probes,"
+          + " at most " + holdLimit.toMillis() + " ms (discovery.hold_new_binaries; a binary judged later has its first"
+          + " run missed)";
+    }
+    return "every run once gospan has seen the binary: a first run that exits before gospan looks is missed, and gospan"
+        + " learns the binary from its exec notice, so the runs that start after it is attached are traced"
+        + " (discovery.hold_new_binaries traces the first run too)";
+  }
+
+  /**
+   * What discovery says of the execs {@link ExecHold} holds ({@code discovery.hold_new_binaries}): an
+   * exec of a binary judged already (traced, or not traceable), not wanted by the selectors (judged on
+   * its path alone: a selector that needs the process lets it go), or seen while binaries may not
+   * linger is allowed at once; any other binary is inspected and attached on the discovery thread, then
+   * lingers until its process is found (by its exec notice, right after the exec).
+   */
+  public ExecHold.Judge holdJudge(Duration limit) {
+    return new ExecHold.Judge() {
+      @Override
+      public boolean judged(ExeKey key) {
+        return attacher.binary(key).isPresent() || skipped.containsKey(key);
+      }
+
+      @Override
+      public Verdict quick(ExeKey key, String path) {
+        return attacher.lingers() && selector.judgeExecutable(Path.of(path)) == ProcessSelector.Verdict.TRACE
+            ? Verdict.HOLD : Verdict.ALLOW;
+      }
+
+      @Override
+      public java.util.concurrent.CompletableFuture<?> judge(PinnedFile file, String path, int pid) {
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        Runnable task = () -> {
+          try (file) {
+            judgeHeld(file, path, pid, limit);
+          } finally {
+            done.complete(null);
+          }
+        };
+        if (!enqueue(task)) {
+          file.close();
+          done.complete(null);
+        }
+        return done;
+      }
+    };
+  }
+
+  /** The binary of a held exec, opened as {@code file}: inspected and attached, lingering until its process shows. */
+  private void judgeHeld(PinnedFile file, String path, int pid, Duration limit) {
+    ExeKey key = file.key();
+    if (attacher.binary(key).isPresent() || skipped.containsKey(key)) {
+      return;
+    }
+    long t0 = System.nanoTime();
+    Path name = Path.of(path).getFileName();
+    ProcessEntry p = new ProcessEntry(pid, file.path(), path, key, name == null ? path : name.toString());
+    BinaryInspection inspection = inspection(p, file.path(), true);
+    if (inspection == null) {
+      return;
+    }
+    TracedBinary binary = attach(p, file.path(), inspection);
+    if (binary == null) {
+      return;
+    }
+    attacher.lingerWithoutProcess(binary);
+    binary.announce();
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    LOG.info("held the exec of {} (pid {}) {}: {} ({}, grpc-go {}, offsets from {}, probes attached {}{})",
+        Printable.escape(path), pid,
+        ms < limit.toMillis() ? ms + " ms until its probes were attached" : "until discovery.hold_limit (" + limit.toMillis()
+            + " ms); its probes were attached after " + ms + " ms",
+        ms < limit.toMillis() ? "its first run is traced" : "its first run may be missed, its next runs are traced",
+        binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
+        binary.refused().isEmpty() ? "" : ", refused " + Printable.escape(refusals(binary.refused())));
+  }
+
+  /**
+   * Learns the binary of an exec notice whose process is gone: the selectors judged on the
+   * notice's path alone ({@link ProcessSelector#judgeExecutable}); the file found by that path when
+   * it is still the same device and inode, else through a live process of the same mount namespace
+   * ({@code /proc/<pid>/root} + the path) or one running the same file ({@code /proc/<pid>/exe}),
+   * else counted unreachable; inspected and attached as any binary, then lingering. Each binary is
+   * tried once: one that is not traceable is remembered as for a live process, one that cannot be
+   * reached or judged without its process is not tried again from notices for a minute.
+   */
+  private void learn(ExecNotice notice) {
+    ExeKey key = notice.exe();
+    if (skipped.containsKey(key) || !attacher.lingers()) {
+      return;
+    }
+    Long since = notLearned.get(key);
+    if (since != null && System.nanoTime() - since < NOT_LEARNED_RETRY_NANOS) {
+      return;
+    }
+    if (notice.path() == null) {
+      notLearn(notice, "the kernel gave no whole path for it", true);
+      return;
+    }
+    ProcessSelector.Verdict verdict = selector.judgeExecutable(Path.of(notice.path()));
+    if (verdict == ProcessSelector.Verdict.IGNORE) {
+      return;
+    }
+    if (verdict == ProcessSelector.Verdict.NEEDS_PROCESS) {
+      notLearn(notice, "a discovery selector asks for its container_id or open_port, which only a live process"
+          + " shows", false);
+      return;
+    }
+    PinnedFile file = reach(notice);
+    if (file == null) {
+      notLearn(notice, "its file is no longer at that path (deleted or replaced) and no live process runs it", true);
+      return;
+    }
+    try (file) {
+      ProcessEntry p = new ProcessEntry(notice.pid(), file.path(), notice.path(), key,
+          Path.of(notice.path()).getFileName().toString());
+      BinaryInspection inspection = inspection(p, file.path(), true);
+      if (inspection == null) {
+        return; // not traceable: remembered in skipped
+      }
+      TracedBinary binary = attach(p, file.path(), inspection);
+      if (binary == null) {
+        return;
+      }
+      attacher.lingerWithoutProcess(binary);
+      learned.increment();
+      binary.announce();
+      LOG.info("learned {} from its exec after the process exited: its next runs are traced ({}, grpc-go {}, offsets from {},"
+              + " probes attached {}{})",
+          Printable.escape(notice.path()), binary.goVersion(), binary.grpcVersion(), binary.offsetsSource(), binary.attached(),
+          binary.refused().isEmpty() ? "" : ", refused " + Printable.escape(refusals(binary.refused())));
+    }
+  }
+
+  /** Remembers a binary that is not learned from notices, said once (at INFO when a selector named it). */
+  private void notLearn(ExecNotice notice, String why, boolean unreachableFile) {
+    notLearned.put(notice.exe(), System.nanoTime());
+    if (unreachableFile) {
+      unreachable.increment();
+    }
+    String path = notice.path() == null ? "pid " + notice.pid() + "'s executable" : Printable.escape(notice.path());
+    if (selector.namesProcesses()) {
+      LOG.info("not learning {} from its exec: the process exited before gospan looked, and {}", path, why);
+    } else {
+      LOG.debug("not learning {} from its exec: the process exited before gospan looked, and {}", path, why);
+    }
+  }
+
+  /**
+   * The notice's executable, opened: at the notice's path in gospan's mount namespace, else under the
+   * root of a live process in the notice's mount namespace, else through a live process running that
+   * file; each only when it is the same device and inode. Null when none is found.
+   */
+  private PinnedFile reach(ExecNotice notice) {
+    PinnedFile f = openIf(Path.of(notice.path()), notice.exe());
+    if (f != null) {
+      return f;
+    }
+    Set<Integer> pids;
+    try {
+      pids = procFs.pids();
+    } catch (IllegalStateException e) {
+      return null;
+    }
+    int self = (int) ProcessHandle.current().pid();
+    for (int q : pids) {
+      if (q == self || q == notice.pid()) {
+        continue;
+      }
+      if (notice.mountNamespace() != 0 && procFs.mountNamespace(q) == notice.mountNamespace()
+          && (f = openIf(procFs.underRoot(q, notice.path()), notice.exe())) != null) {
+        return f;
+      }
+      Optional<ProcessEntry> e = procFs.entry(q);
+      if (e.isPresent() && e.get().key().equals(notice.exe()) && (f = openIf(e.get().exe(), notice.exe())) != null) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  /** {@code file} opened when it is {@code key}; else null. */
+  private static PinnedFile openIf(Path file, ExeKey key) {
+    PinnedFile f;
+    try {
+      f = PinnedFile.open(file);
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+    if (f.key().equals(key)) {
+      return f;
+    }
+    f.close();
+    return null;
   }
 
   /** Matcher, inspection, attacher: traces {@code pid} when it passes them all. */
@@ -540,14 +809,25 @@ public final class Tracer implements AutoCloseable {
 
   /**
    * Inspects a binary (or takes its inspection from the cache) and attaches its probes; null when
-   * it is not traceable (remembered).
+   * it is not traceable (remembered). The file is opened once ({@link PinnedFile}): what is checked,
+   * read and attached is one file, even if its path is replaced meanwhile.
    */
   private TracedBinary inspectAndAttach(ProcessEntry p) {
-    Path exe = durablePath(p);
-    BinaryInspection inspection = inspection(p, exe, true);
-    if (inspection == null) {
+    try (PinnedFile file = PinnedFile.open(durablePath(p))) {
+      if (!file.key().equals(p.key())) {
+        LOG.debug("pid {} exited, and {} is another file now", p.pid(), Printable.escape(p.exePath()));
+        return null;
+      }
+      BinaryInspection inspection = inspection(p, file.path(), true);
+      return inspection == null ? null : attach(p, file.path(), inspection);
+    } catch (IOException e) {
+      LOG.debug("pid {} exited before its binary could be opened: {}", p.pid(), e.getMessage());
       return null;
     }
+  }
+
+  /** Attaches an inspected binary reached at {@code exe}; null when nothing could be (remembered unless it vanished). */
+  private TracedBinary attach(ProcessEntry p, Path exe, BinaryInspection inspection) {
     ProbeAttacher.Outcome o = attacher.attach(p.key(), exe, p.exePath(), inspection);
     if (o.binary() == null) {
       if (o.permissionDenied() && !attacher.everAttached() && !noPrivilegesSaid) {
@@ -705,6 +985,23 @@ public final class Tracer implements AutoCloseable {
   /** Binaries read so far (each once while it stays known, or its inspection stays cached). */
   public long inspections() {
     return inspections.sum();
+  }
+
+  /**
+   * Binaries learned from the exec notice of a process that was gone when discovery looked
+   * (attached, then lingering).
+   */
+  public long learnedFromExecs() {
+    return learned.sum();
+  }
+
+  /**
+   * Binaries of exec notices whose process was gone and whose file could not be reached (deleted or
+   * replaced at its path, no live process running it): not learned, and not tried again from notices
+   * for a minute (each time counted).
+   */
+  public long unreachableBinaries() {
+    return unreachable.sum();
   }
 
   /** Binaries attached again without being read: their inspection came from the cache. */

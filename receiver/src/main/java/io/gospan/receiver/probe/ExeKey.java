@@ -23,9 +23,8 @@ public record ExeKey(long dev, long ino) {
    * @throws IOException when the file cannot be stat'ed (e.g. the process exited)
    */
   public static ExeKey of(Path file) throws IOException {
-    long userDev = ((Number) Files.getAttribute(file, "unix:dev")).longValue();
-    long ino = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
-    return new ExeKey(kernelDev(userDev), ino);
+    java.util.Map<String, Object> a = Files.readAttributes(file, "unix:dev,ino"); // one stat(2)
+    return new ExeKey(kernelDev(((Number) a.get("dev")).longValue()), ((Number) a.get("ino")).longValue());
   }
 
   /**

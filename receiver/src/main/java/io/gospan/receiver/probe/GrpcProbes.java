@@ -42,6 +42,7 @@ public final class GrpcProbes implements AutoCloseable {
   private final BpfObject object;
   private final BpfMap binaries;
   private final BpfMap slotByExe;
+  private final BpfMap binaryExecs;
   /** The attach cookie of each binary that has a slot in {@code binaries}; guarded by itself. */
   private final Map<ExeKey, Long> cookies = new HashMap<>();
   private final BitSet usedSlots = new BitSet(GrpcLayouts.BINARY_SLOTS);
@@ -51,6 +52,7 @@ public final class GrpcProbes implements AutoCloseable {
   private final RingBuffer ringBuffer;
   private volatile RingBuffer execs;
   private volatile ServeHttpListener serveHttp;
+  private final java.util.concurrent.atomic.LongAdder malformedNotices = new java.util.concurrent.atomic.LongAdder();
 
   /** Told of gRPC requests received through an HTTP/2 server's ServeHTTP path. */
   @FunctionalInterface
@@ -113,6 +115,7 @@ public final class GrpcProbes implements AutoCloseable {
     this.object = object;
     this.binaries = object.map("binaries");
     this.slotByExe = object.map("slot_by_exe");
+    this.binaryExecs = object.map("binary_execs");
     this.counters = object.map("probe_counters");
     HeaderNames names = options.headerNames();
     this.decoder = new HeaderEventDecoder(names, options.newProcesses());
@@ -223,14 +226,15 @@ public final class GrpcProbes implements AutoCloseable {
   }
 
   /**
-   * Reports the pid of every process that execs a new image (raw tracepoint
-   * {@code sched_process_exec}) to {@code listener}, on the polling thread, within one
-   * {@link #poll} of the exec. Discovery uses it to look again at a process it saw before its
-   * exec. Call once.
+   * Reports every exec (raw tracepoint {@code sched_process_exec}) to {@code listener}, on the
+   * polling thread, within one {@link #poll} of the exec: the process, its new executable and that
+   * file's path ({@link ExecNotice}). Discovery uses it to look again at a process it saw before its
+   * exec, and to learn the binary of a process gone before it looks. A record that cannot be decoded
+   * is counted ({@link #malformedRecords()}) and dropped. Call once.
    *
    * @throws ProbeException when the kernel refuses the tracepoint
    */
-  public void watchExecs(java.util.function.IntConsumer listener) {
+  public void watchExecs(java.util.function.Consumer<ExecNotice> listener) {
     if (execs != null) {
       throw new IllegalStateException("already watching execs");
     }
@@ -239,7 +243,16 @@ public final class GrpcProbes implements AutoCloseable {
     } catch (io.gospan.receiver.bpf.BpfException e) {
       throw new ProbeException(e);
     }
-    execs = RingBuffer.open(object.map("execs"), record -> listener.accept(record.getInt(0)));
+    execs = RingBuffer.open(object.map("execs"), record -> {
+      ExecNotice n;
+      try {
+        n = ExecNotice.decode(record);
+      } catch (IllegalArgumentException e) {
+        malformedNotices.increment();
+        return;
+      }
+      listener.accept(n);
+    });
   }
 
   /** Tells {@code listener} of every gRPC request received through a ServeHTTP path. */
@@ -297,6 +310,7 @@ public final class GrpcProbes implements AutoCloseable {
       // An array slot is written in place: it is complete before anything can find it (probes
       // attach with its cookie after this returns; slot_by_exe is written after it).
       binaries.update(slotKey(cookie), b.array(), BpfMap.BPF_ANY);
+      binaryExecs.update(slotKey(cookie), new byte[8], BpfMap.BPF_ANY); // no run of this binary yet
       slotByExe.update(key.toBytes(), slotKey(cookie), BpfMap.BPF_ANY);
     }
   }
@@ -314,6 +328,23 @@ public final class GrpcProbes implements AutoCloseable {
       usedSlots.clear((int) (cookie & 0xffffffffL) - 1);
       return true;
     }
+  }
+
+  /**
+   * When a process last exec'd binary {@code key} ({@code bpf_ktime_get_ns()}, {@link System#nanoTime()}'s
+   * clock: CLOCK_MONOTONIC), as the exec tracepoint stamped it since the binary was put; 0 when none
+   * did, or the binary has no slot. Needs {@link #watchExecs} (the tracepoint). One map lookup.
+   */
+  public long lastExecNanos(ExeKey key) {
+    byte[] slot;
+    synchronized (cookies) {
+      Long cookie = cookies.get(key);
+      if (cookie == null) {
+        return 0;
+      }
+      slot = slotKey(cookie);
+    }
+    return binaryExecs.lookup(slot).map(v -> ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong()).orElse(0L);
   }
 
   /**
@@ -474,9 +505,17 @@ public final class GrpcProbes implements AutoCloseable {
         .orElse(0L);
   }
 
-  /** Records dropped because they could not be decoded. */
+  /**
+   * When the latest record of {@code pid} was written ({@code bpf_ktime_get_ns()}, as {@link
+   * ExecNotice#tsNanos()}), 0 when none is remembered. The polling thread.
+   */
+  public long lastRecordNanos(int pid) {
+    return decoder.lastRecordNanos(pid);
+  }
+
+  /** Records dropped because they could not be decoded (events and exec notices). */
   public long malformedRecords() {
-    return decoder.malformed();
+    return decoder.malformed() + malformedNotices.sum();
   }
 
   /** The BPF counters of every probe, summed over CPUs. */

@@ -39,10 +39,20 @@ public final class HeaderEventDecoder {
   private final HeaderNames names;
   private final LongAdder malformed = new LongAdder();
   private final NewProcessListener newProcesses;
-  private final java.util.Map<Integer, ExeKey> seen =
+  /** A pid's executable and when its latest record was written ({@code bpf_ktime_get_ns()}). */
+  private static final class PidRecord {
+    final ExeKey exe;
+    long lastTs;
+
+    PidRecord(ExeKey exe) {
+      this.exe = exe;
+    }
+  }
+
+  private final java.util.Map<Integer, PidRecord> seen =
       new java.util.LinkedHashMap<>(1024, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(java.util.Map.Entry<Integer, ExeKey> e) {
+        protected boolean removeEldestEntry(java.util.Map.Entry<Integer, PidRecord> e) {
           if (size() > MAX_REMEMBERED_PIDS) {
             forgetPid(e.getKey());
             return true;
@@ -122,8 +132,9 @@ public final class HeaderEventDecoder {
       return null;
     }
     int pid = b.getInt(o.pid);
-    exeOf(pid, b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("dev")), b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("ino")));
-    return new StreamParent(pid, b.getInt(o.tid), b.getLong(o.ts), conn, stream, parentConn, parentStream, v);
+    long ts = b.getLong(o.ts);
+    exeOf(pid, b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("dev")), b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("ino")), ts);
+    return new StreamParent(pid, b.getInt(o.tid), ts, conn, stream, parentConn, parentStream, v);
   }
 
   /**
@@ -161,7 +172,8 @@ public final class HeaderEventDecoder {
       return null;
     }
     int pid = b.getInt(E.pid);
-    ExeKey exe = exeOf(pid, b.getLong(E.exeDev), b.getLong(E.exeIno));
+    long ts = b.getLong(E.ts);
+    ExeKey exe = exeOf(pid, b.getLong(E.exeDev), b.getLong(E.exeIno), ts);
     HeaderField[] fields = new HeaderField[fieldCount];
     for (int i = 0; i < fieldCount; i++) {
       int at = E.fields + i * GrpcLayouts.HEADER_FIELD.size();
@@ -178,7 +190,7 @@ public final class HeaderEventDecoder {
     return new Decoded(sender, exe, new HeaderEvent(
         pid,
         b.getInt(E.tid),
-        b.getLong(E.ts),
+        ts,
         probe,
         side,
         b.getLong(E.connId),
@@ -195,28 +207,45 @@ public final class HeaderEventDecoder {
   // a direct-mapped cache by pid in front of `seen` (a slot is cleared when `seen` forgets its pid).
   private static final int PID_SLOTS = 4096;
   private final int[] slotPid = new int[PID_SLOTS];
-  private final ExeKey[] slotExe = new ExeKey[PID_SLOTS];
+  private final PidRecord[] slotRecord = new PidRecord[PID_SLOTS];
 
-  /** The executable of a record of {@code pid}; tells the listener when it is new for the pid. */
-  private ExeKey exeOf(int pid, long dev, long ino) {
+  /**
+   * The executable of a record of {@code pid} written at {@code ts}; tells the listener when it is new
+   * for the pid.
+   */
+  private ExeKey exeOf(int pid, long dev, long ino, long ts) {
     int slot = pid & (PID_SLOTS - 1);
-    ExeKey cached = slotExe[slot];
-    if (cached != null && slotPid[slot] == pid && cached.dev() == dev && cached.ino() == ino) {
-      return cached;
+    PidRecord cached = slotRecord[slot];
+    if (cached != null && slotPid[slot] == pid && cached.exe.dev() == dev && cached.exe.ino() == ino) {
+      cached.lastTs = Math.max(cached.lastTs, ts);
+      return cached.exe;
     }
     ExeKey exe = new ExeKey(dev, ino);
-    if (!exe.equals(seen.put(pid, exe))) {
+    PidRecord r = seen.get(pid);
+    if (r == null || !r.exe.equals(exe)) {
+      r = new PidRecord(exe);
+      seen.put(pid, r);
       newProcesses.firstEvent(pid, exe); // a new pid, or a pid reused by another binary
     }
+    r.lastTs = Math.max(r.lastTs, ts);
     slotPid[slot] = pid;
-    slotExe[slot] = exe;
+    slotRecord[slot] = r;
     return exe;
+  }
+
+  /**
+   * When the latest record of {@code pid} was written ({@code bpf_ktime_get_ns()}), 0 when none is
+   * remembered (the most recent {@value #MAX_REMEMBERED_PIDS} pids are). The polling thread.
+   */
+  public long lastRecordNanos(int pid) {
+    PidRecord r = seen.get(pid);
+    return r == null ? 0 : r.lastTs;
   }
 
   private void forgetPid(int pid) {
     int slot = pid & (PID_SLOTS - 1);
     if (slotPid[slot] == pid) {
-      slotExe[slot] = null;
+      slotRecord[slot] = null;
     }
   }
 

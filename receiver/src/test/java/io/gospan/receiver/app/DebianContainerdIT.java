@@ -133,4 +133,95 @@ class DebianContainerdIT {
       }
     }
   }
+
+  /**
+   * Ten ctr commands in a row with nothing to make gospan see ctr first: the first ends before gospan
+   * has looked (ctr lives 20-100 ms), gospan learns ctr's binary from its exec notice, and every command
+   * from the second on gives its client span, linked to containerd's server span; with {@code
+   * discovery.hold_new_binaries}, from the first.
+   */
+  @Test
+  void ctrCommandsAreTracedFromTheSecondAndWithTheHoldFromTheFirst() throws Exception {
+    DebianPackages.Unpacked debian = DebianPackages.fetch();
+    Path containerd = debian.bin("containerd");
+    Path ctr = debian.bin("ctr");
+    for (boolean hold : new boolean[] {false, true}) {
+      Path dir = Files.createTempDirectory("gospan-ctrd");
+      Path socket = dir.resolve("containerd.sock");
+      Files.writeString(dir.resolve("config.toml"), "version = 2\nroot = \"" + dir.resolve("root") + "\"\nstate = \""
+          + dir.resolve("state") + "\"\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \"" + socket
+          + "\"\n[ttrpc]\n  address = \"" + socket + ".ttrpc\"\n[debug]\n  address = \"\"\n[metrics]\n  address = \"\"\n");
+      String yaml = "discovery:\n  instrument:\n    - exe_path: \"" + containerd + "\"\n    - exe_path: \"" + ctr + "\"\n"
+          + "  hold_new_binaries: " + hold + "\n"
+          + "exporter: {type: none, batch: {schedule_delay: 100ms}}\nmetrics: {enabled: false}\ntelemetry: {http: {enabled: false}}\n";
+      InMemorySpanExporter spans = InMemorySpanExporter.create();
+      Process server = null;
+      try (GospanSidecar gospan = GospanSidecar.builder(ConfigLoader.parse(yaml, "test", Map.of()))
+          .spanExporter(spans).telemetryServer(false).start()) {
+        Tracer tracer = gospan.sidecar().tracer();
+        assertThat(gospan.sidecar().awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+        assertThat(gospan.sidecar().hold().isPresent()).as("execs held").isEqualTo(hold);
+        server = new ProcessBuilder(containerd.toString(), "--config", dir.resolve("config.toml").toString())
+            .redirectErrorStream(true).redirectOutput(dir.resolve("containerd.log").toFile()).start();
+        long serverPid = server.pid();
+        ShortLivedClientIT.await(() -> tracer.isTraced((int) serverPid), Duration.ofSeconds(30), "containerd traced");
+        ShortLivedClientIT.await(() -> Files.exists(socket), Duration.ofSeconds(30), "containerd's socket");
+        ExeKey ctrKey = ExeKey.of(ctr);
+        assertThat(ShortLivedClientIT.attached(tracer, ctrKey)).as("ctr is new to this gospan").isEmpty();
+
+        String version = "containerd.services.version.v1.Version/Version";
+        String get = "containerd.services.containers.v1.Containers/Get";
+        List<Long> pids = new ArrayList<>();
+        List<String> methods = new ArrayList<>();
+        long learnedMillis = 0;
+        for (int i = 0; i < 10; i++) {
+          long t0 = System.nanoTime();
+          boolean v = i % 2 == 0;
+          Process c = v ? ctr(ctr, socket, "version") : ctr(ctr, socket, "containers", "info", "gospan-none");
+          int exit = c.waitFor();
+          assertThat(exit == 0).as("ctr exit status").isEqualTo(v);
+          pids.add(c.pid());
+          methods.add(v ? version : get);
+          if (i == 0 && !hold) {
+            ShortLivedClientIT.await(() -> ShortLivedClientIT.attached(tracer, ctrKey).isPresent(), Duration.ofSeconds(10),
+                "ctr learned from its exec");
+            learnedMillis = (System.nanoTime() - t0) / 1_000_000;
+          }
+        }
+        int from = hold ? 0 : 1;
+        ShortLivedClientIT.await(() -> {
+              for (int i = from; i < pids.size(); i++) {
+                List<SpanData> c = spans(spans, SpanKind.CLIENT, pids.get(i), methods.get(i));
+                if (c.size() != 1 || ShortLivedClientIT.serverOf(spans, c.get(0)).isEmpty()) {
+                  return false;
+                }
+              }
+              return true;
+            }, Duration.ofSeconds(20), "a ctr client span linked to containerd's server span for commands " + (from + 1)
+                + "-10; got " + pids.stream().map(p -> spans.getFinishedSpanItems().stream()
+                    .filter(x -> x.getKind() == SpanKind.CLIENT && p.equals(x.getResource().getAttribute(PID))).count()).toList());
+        for (int i = from; i < pids.size(); i++) {
+          SpanData c = spans(spans, SpanKind.CLIENT, pids.get(i), methods.get(i)).get(0);
+          SpanData s = ShortLivedClientIT.serverOf(spans, c).orElseThrow();
+          assertThat(s.getResource().getAttribute(PID)).isEqualTo(serverPid);
+          assertThat(c.getAttributes().get(TRANSPORT)).isEqualTo("unix");
+          assertThat(c.getAttributes().get(STATUS)).isEqualTo(methods.get(i).equals(get) ? "NOT_FOUND" : "OK");
+        }
+        Thread.sleep(2500);
+        System.out.printf("Debian ctr, %s: client spans per command %s%s%n", hold ? "discovery.hold_new_binaries" : "default",
+            pids.stream().map(p -> spans.getFinishedSpanItems().stream()
+                .filter(x -> x.getKind() == SpanKind.CLIENT && p.equals(x.getResource().getAttribute(PID))).count()).toList(),
+            hold ? ", held " + gospan.sidecar().hold().map(h -> h.held() + " exec(s), " + h.heldNanos() / 1_000_000 + " ms in all").orElse("")
+                : ", ctr learned " + learnedMillis + " ms after the first command began");
+      } finally {
+        if (server != null) {
+          server.destroy();
+          server.waitFor();
+        }
+        try (var files = Files.walk(dir)) {
+          files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+      }
+    }
+  }
 }

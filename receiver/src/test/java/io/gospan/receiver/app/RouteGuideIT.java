@@ -72,6 +72,83 @@ class RouteGuideIT {
     traceRuns(dir, List.of(), List.of());
   }
 
+  /**
+   * The stripped client at the newest grpc-go, 10 runs in a row with nothing to make gospan see it first
+   * (selectors naming the test's binaries by path, as the default configuration would select them):
+   * its first run ends before gospan has looked, gospan learns the binary from that run's exec notice,
+   * and runs 2-10 give a client span for every call, each the parent of its server span; with {@code
+   * discovery.hold_new_binaries}, every run, the first included, even back to back.
+   */
+  @Test
+  void theStrippedClientsRunsAreTracedFromTheSecondAndWithTheHoldFromTheFirst() throws Exception {
+    Path dir = build("--stripped");
+    for (boolean hold : new boolean[] {false, true}) {
+      String yaml = "discovery:\n  instrument:\n    - exe_path: \"" + dir + "/route_guide_*\"\n"
+          + "  hold_new_binaries: " + hold + "\n"
+          + "exporter: {type: none, batch: {schedule_delay: 100ms}}\nmetrics: {enabled: false}\ntelemetry: {http: {enabled: false}}\n";
+      InMemorySpanExporter spans = InMemorySpanExporter.create();
+      int port = DebianEtcdIT.freePort();
+      Process srv = null;
+      try (GospanSidecar gospan = GospanSidecar.builder(ConfigLoader.parse(yaml, "test", Map.of()))
+          .spanExporter(spans).telemetryServer(false).start()) {
+        Tracer tracer = gospan.sidecar().tracer();
+        assertThat(gospan.sidecar().awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+        assertThat(gospan.sidecar().hold().isPresent()).as("execs held").isEqualTo(hold);
+        srv = new ProcessBuilder(dir.resolve("route_guide_server").toString(), "-port", Integer.toString(port))
+            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        long srvPid = srv.pid();
+        await(() -> tracer.isTraced((int) srvPid), Duration.ofSeconds(30), "route_guide_server traced");
+        await(() -> listening(port), Duration.ofSeconds(30), "route_guide_server listening");
+        ExeKey clientKey = ExeKey.of(dir.resolve("route_guide_client"));
+        assertThat(attached(tracer, clientKey)).as("the client's binary is new to this gospan").isEmpty();
+
+        List<Long> runs = new ArrayList<>();
+        List<Long> lives = new ArrayList<>();
+        long learnedMillis = 0;
+        for (int i = 0; i < 10; i++) {
+          long t0 = System.nanoTime();
+          Process p = new ProcessBuilder(dir.resolve("route_guide_client").toString(), "-addr", "localhost:" + port)
+              .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+          assertThat(p.waitFor()).as("route_guide_client exit status").isZero();
+          lives.add((System.nanoTime() - t0) / 1_000_000);
+          runs.add(p.pid());
+          if (i == 0 && !hold) {
+            // the next run is traced once gospan has learned the binary from this run's exec notice
+            await(() -> attached(tracer, clientKey).isPresent(), Duration.ofSeconds(10), "route_guide_client learned from its exec");
+            learnedMillis = (System.nanoTime() - t0) / 1_000_000;
+          }
+        }
+        List<Long> mustBeTraced = hold ? runs : runs.subList(1, runs.size());
+        await(() -> mustBeTraced.stream().allMatch(pid -> clientSpans(spans, pid).size() == METHODS.size()
+                && clientSpans(spans, pid).stream().allMatch(c -> serverOf(spans, c).isPresent())),
+            Duration.ofSeconds(30), (hold ? "runs 1-10" : "runs 2-10") + ": five client spans each, each the parent of its"
+                + " server span; traced runs: " + runs.stream().map(pid -> clientSpans(spans, pid).size()).toList());
+        for (long pid : mustBeTraced) {
+          List<SpanData> calls = clientSpans(spans, pid);
+          assertThat(calls).extracting(SpanData::getName).containsExactlyInAnyOrderElementsOf(METHODS);
+          for (SpanData c : calls) {
+            SpanData s = serverOf(spans, c).orElseThrow();
+            assertThat(s.getResource().getAttribute(PID)).isEqualTo(srvPid);
+            assertThat(c.getAttributes().get(STATUS)).isEqualTo("OK");
+          }
+        }
+        Thread.sleep(2500); // whatever the first run gave without the hold is exported
+        System.out.printf("route_guide stripped (grpc-go %s), %s: runs of %s ms; client spans per run %s%s%n",
+            tracer.binary(clientKey).map(TracedBinary::grpcVersion).orElse("?"),
+            hold ? "discovery.hold_new_binaries" : "default", lives,
+            runs.stream().map(pid -> clientSpans(spans, pid).size()).toList(),
+            hold ? ", held " + gospan.sidecar().hold().map(h -> h.held() + " exec(s), " + h.heldNanos() / 1_000_000 + " ms in all").orElse("")
+                : ", binary learned " + learnedMillis + " ms after the first run began");
+        assertThat(gospan.sidecar().processesWithoutEvents()).isZero();
+      } finally {
+        if (srv != null) {
+          srv.destroy();
+          srv.waitFor();
+        }
+      }
+    }
+  }
+
   void traceRuns(Path dir, List<String> serverFlags, List<String> clientFlags) throws Exception {
     Path server = dir.resolve("route_guide_server");
     Path client = dir.resolve("route_guide_client");

@@ -25,10 +25,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Short-lived command-line clients with real processes, real BPF and the whole pipeline: a
- * greeter-client that makes one call and exits (20–50 ms, like grpcurl or grpc-health-probe) is
- * traced on every run once its binary has been seen, because the binary's probes linger after
- * its last process exits; a lingering binary is detached when its linger ends or when too many
- * linger, and attached again without reading the binary again.
+ * greeter-client that makes one call and exits (~7 ms, like grpcurl or grpc-health-probe) is learned
+ * from the exec notice of its first run, and traced on every later run, because the binary's probes
+ * linger after its last process exits; its linger starts again with every run, also a run discovery
+ * never sees alive; a lingering binary is detached when its linger ends or when too many linger, and
+ * attached again without reading the binary again.
  */
 class ShortLivedClientIT {
 
@@ -119,28 +120,19 @@ class ShortLivedClientIT {
       assertThat(gospan.sidecar().awaitFirstScan(Duration.ofSeconds(10))).isTrue();
       await(() -> tracer.isTraced((int) server.pid()), Duration.ofSeconds(10), "the server traced");
 
-      // The very first run of a binary gospan has never seen: its exec notice makes gospan
-      // inspect and attach the binary, which takes longer than the client lives. Reported, not
-      // asserted (expected: missed). A process gone before gospan reads its /proc entry (the
-      // exec notice waits up to 20 ms in its ring buffer; this client lives ~7 ms) leaves its
-      // binary unknown: then runs whose call takes 50 ms (the server waits; a CLI talking to a
-      // remote server) until gospan has seen the binary once.
-      List<Run> firstRuns = new ArrayList<>();
-      firstRuns.add(runOnce(clientDir, server.address()));
-      boolean seenByFirst = awaitQuietly(() -> attached(tracer, clientKey).isPresent(), Duration.ofSeconds(3));
-      for (int i = 0; i < 5 && attached(tracer, clientKey).isEmpty(); i++) {
-        firstRuns.add(runOnce(clientDir, server.address(), "-delay-ms", "50"));
-        awaitQuietly(() -> attached(tracer, clientKey).isPresent(), Duration.ofSeconds(3));
-      }
-      assertThat(attached(tracer, clientKey)).as("the client binary attached after %s", firstRuns).isPresent();
-      // its only process exited: the binary lingers, its probes stay attached
+      // The very first run of a binary gospan has never seen: its calls are over (~7 ms) before gospan
+      // has inspected and attached the binary (its exec notice reaches discovery 20-200 ms after the
+      // exec), so it is missed; gospan learns the binary from that notice, and lets it linger.
+      long t0 = System.nanoTime();
+      Run first = runOnce(clientDir, server.address());
       await(() -> attached(tracer, clientKey).map(TracedBinary::lingering).orElse(false), Duration.ofSeconds(10),
-          "the client binary lingering");
-      Thread.sleep(3000); // link_wait (2 s) and the batch delay: whatever the first runs gave is exported
-      int firstTraced = firstRuns.stream().mapToInt(r -> clientSpans(spans, r.pid()).size()).sum();
-      System.out.printf("never-seen binary: %d run(s) until gospan had seen it (lived %s ms; the first %s), %d of %d calls traced%n",
-          firstRuns.size(), firstRuns.stream().map(r -> Long.toString(r.lifeMillis())).collect(Collectors.joining(", ")),
-          seenByFirst ? "made its binary known" : "exited before gospan read its /proc entry", firstTraced, firstRuns.size());
+          "the client binary learned from its first run's exec and lingering");
+      long learnedMillis = (System.nanoTime() - t0) / 1_000_000;
+      Thread.sleep(3000); // link_wait (2 s) and the batch delay: whatever the first run gave is exported
+      System.out.printf("never-seen binary: first run lived %d ms, %d of 1 calls traced; binary %s %d ms after that run began%n",
+          first.lifeMillis(), clientSpans(spans, first.pid()).size(),
+          tracer.learnedFromExecs() > 0 ? "learned from its exec notice, attached and lingering"
+              : "attached (its process was still running when discovery looked)", learnedMillis);
       long inspections = tracer.inspections();
 
       // 20 runs in a row, each one call, each exiting before a scan (500 ms) can see it
@@ -148,6 +140,7 @@ class ShortLivedClientIT {
       for (int i = 0; i < 20; i++) {
         runs.add(runOnce(clientDir, server.address()));
       }
+      assertThat(gospan.sidecar().processesWithoutEvents()).as("runs of the traced binary without an event").isZero();
       await(() -> runs.stream().allMatch(r -> clientSpans(spans, r.pid()).size() == 1
               && serverOf(spans, clientSpans(spans, r.pid()).get(0)).isPresent()),
           Duration.ofSeconds(20), "a client span linked to a server span for each of the 20 runs; missing: "
@@ -173,6 +166,38 @@ class ShortLivedClientIT {
         assertThat(b.pids()).isEmpty();
         assertThat(b.attached()).isNotEmpty();
       });
+    }
+  }
+
+  /**
+   * A lingering binary run again and again by processes that are gone before discovery looks (each one
+   * known only by its exec notice) is in use: its linger starts again with each run, so it is not
+   * detached when the linger counted from the last process discovery saw ends (before, it was: every
+   * run after that was missed).
+   */
+  @Test
+  void aBinaryRunByProcessesGoneBeforeDiscoveryLooksKeepsLingeringWhileItIsRun() throws Exception {
+    Path a = freshClient();
+    ExeKey keyA = ExeKey.of(a.resolve("greeter-client"));
+    InMemorySpanExporter spans = InMemorySpanExporter.create();
+    try (ExampleApps.Server server = ExampleApps.startServer(current);
+        GospanSidecar gospan = start("  linger: 2s\n", spans, a)) {
+      Tracer tracer = gospan.sidecar().tracer();
+      assertThat(gospan.sidecar().awaitFirstScan(Duration.ofSeconds(10))).isTrue();
+      runUntilLingering(tracer, a, keyA, server.address());
+      List<Run> runs = new ArrayList<>();
+      long t0 = System.nanoTime();
+      while (System.nanoTime() - t0 < 7_000_000_000L) { // more than three lingers
+        runs.add(runOnce(a, server.address()));
+        assertThat(attached(tracer, keyA)).as("attached while it is run (%d runs, %d ms)", runs.size(),
+            (System.nanoTime() - t0) / 1_000_000).isPresent();
+        Thread.sleep(400);
+      }
+      await(() -> runs.stream().allMatch(r -> clientSpans(spans, r.pid()).size() == 1), Duration.ofSeconds(20),
+          "a client span for each of " + runs.size() + " runs; missing: "
+              + runs.stream().filter(r -> clientSpans(spans, r.pid()).isEmpty()).map(Run::pid).toList());
+      System.out.printf("%d runs over 7 s with a 2 s linger: every run traced, the binary attached throughout%n", runs.size());
+      await(() -> attached(tracer, keyA).isEmpty(), Duration.ofSeconds(6), "detached once no longer run");
     }
   }
 

@@ -73,7 +73,7 @@ public final class DiscoveryBenchmark {
     Sidecar.Options d = Sidecar.Options.defaults();
     Sidecar.Options ours = new Sidecar.Options(d.headerNames(), d.ringBufferBytes(), d.scanInterval(),
         new ProcessSelector(List.of(new ProcessSelector.Rule(tmp + "/*", null, null, null)), List.of()), d.procFs(),
-        d.maxSkippedBinaries(), d.preference(), d.linger(), d.maxLingeringBinaries());
+        d.maxSkippedBinaries(), d.preference(), d.linger(), d.maxLingeringBinaries(), false, d.holdLimit());
     Sidecar.Options noLinger = ours.withLinger(Duration.ZERO, 0);
     List<Double> fresh = new ArrayList<>();
     List<Double> cached = new ArrayList<>();

@@ -13,6 +13,7 @@ import io.gospan.receiver.testing.ExampleApps;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,6 +42,30 @@ class InspectCommandIT {
     c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
     int exit = c.call();
     return new Result(exit, buf.toString(StandardCharsets.UTF_8));
+  }
+
+  /** The runs of a binary `gospan run` traces, as its discovery configuration says (the same sentence the code keeps). */
+  @Test
+  void theRunsTracedLineFollowsTheDiscoveryConfiguration() throws Exception {
+    Path client = ExampleApps.build().resolve("greeter-client");
+    assertThat(inspect(client.toString()).out()).contains("\nruns traced: every run once gospan has seen the binary: a first run"
+        + " that exits before gospan looks is missed, and gospan learns the binary from its exec notice");
+    for (String[] c : new String[][] {
+        {"discovery: {hold_new_binaries: true}\n", "runs traced: every run, the first included: an exec of this binary,"
+            + " until gospan has judged it, waits for its probes, at most 1000 ms (discovery.hold_new_binaries"},
+        {"discovery: {hold_new_binaries: true, hold_limit: 100ms}\n", "at most 100 ms"},
+        {"discovery: {linger: 0s}\n", "runs traced: the processes gospan finds running (discovery.linger 0s"}}) {
+      Path config = Files.createTempFile("gospan-inspect", ".yaml");
+      Files.writeString(config, c[0]);
+      InspectCommand cmd = new InspectCommand();
+      cmd.target = client.toString();
+      cmd.config = config;
+      ByteArrayOutputStream buf = new ByteArrayOutputStream();
+      cmd.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+      assertThat(cmd.call()).isZero();
+      assertThat(buf.toString(StandardCharsets.UTF_8)).as(c[0]).contains(c[1]);
+      Files.delete(config);
+    }
   }
 
   @Test

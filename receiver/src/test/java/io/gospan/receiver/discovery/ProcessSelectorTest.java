@@ -2,6 +2,7 @@ package io.gospan.receiver.discovery;
 
 import static io.gospan.receiver.discovery.ProcessSelector.Verdict.AWAIT_PORT;
 import static io.gospan.receiver.discovery.ProcessSelector.Verdict.IGNORE;
+import static io.gospan.receiver.discovery.ProcessSelector.Verdict.NEEDS_PROCESS;
 import static io.gospan.receiver.discovery.ProcessSelector.Verdict.TRACE;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -63,5 +64,28 @@ class ProcessSelectorTest {
         .as("an exclusion's port counts while it is listened on").isEqualTo(TRACE);
     assertThat(judge(List.of(new Rule(null, "api", null, null)), List.of(new Rule(null, null, 50051, null))))
         .isEqualTo(IGNORE);
+  }
+
+  /** A process known only by its exec notice (gone): its path and name are judged, the rest needs the process. */
+  @Test
+  void aProcessKnownOnlyByItsExecutablesPathIsJudgedByPathAndName() {
+    Path ctl = Path.of("/usr/bin/etcdctl");
+    assertThat(new ProcessSelector(List.of(), List.of()).judgeExecutable(ctl)).isEqualTo(TRACE);
+    assertThat(new ProcessSelector(List.of(new Rule("/usr/bin/etcd*", null, null, null)), List.of()).judgeExecutable(ctl))
+        .isEqualTo(TRACE);
+    assertThat(new ProcessSelector(List.of(new Rule(null, "ctr", null, null)), List.of()).judgeExecutable(ctl))
+        .isEqualTo(IGNORE);
+    assertThat(new ProcessSelector(List.of(new Rule(null, "etcdctl", null, "abc123")), List.of()).judgeExecutable(ctl))
+        .as("a container id needs the process").isEqualTo(NEEDS_PROCESS);
+    assertThat(new ProcessSelector(List.of(new Rule(null, "etcdctl", 2379, null)), List.of()).judgeExecutable(ctl))
+        .as("so does a port").isEqualTo(NEEDS_PROCESS);
+    assertThat(new ProcessSelector(List.of(new Rule(null, "etcdctl", 2379, null), new Rule("/usr/*/*", null, null, null)),
+        List.of()).judgeExecutable(ctl)).as("unless another rule holds on the path alone").isEqualTo(TRACE);
+    assertThat(new ProcessSelector(List.of(), List.of(new Rule(null, "etcdctl", null, null))).judgeExecutable(ctl))
+        .isEqualTo(IGNORE);
+    assertThat(new ProcessSelector(List.of(), List.of(new Rule(null, "etcdctl", null, "abc123"))).judgeExecutable(ctl))
+        .as("an exclusion that may hold").isEqualTo(NEEDS_PROCESS);
+    assertThat(new ProcessSelector(List.of(), List.of(new Rule(null, "etcdctl", 2379, null))).judgeExecutable(ctl))
+        .as("a process that is gone listens on nothing: an exclusion by port does not hold").isEqualTo(TRACE);
   }
 }

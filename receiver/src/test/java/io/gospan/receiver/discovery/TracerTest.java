@@ -232,4 +232,102 @@ class TracerTest {
     assertThat(new ProcFs(proc).startTime(200)).isEqualTo(123456);
     assertThat(new ProcFs(proc).startTime(201)).isEqualTo(-1);
   }
+
+  /** Discovery with lingering binaries (nothing attaches: no probes): what it inspects is what the tests count. */
+  static Tracer lingeringTracer(ProcFs procFs) {
+    return new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs, java.time.Duration.ofMinutes(1), 4),
+        new Tracer.Listener() {}, 16, io.gospan.offsets.resolve.Preference.DWARF);
+  }
+
+  /** A copy of /bin/true at {@code path}: a file of its own inode. */
+  static Path copyOfTrue(Path path) throws Exception {
+    Files.createDirectories(path.getParent());
+    Files.copy(Path.of("/bin/true"), path, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    return path;
+  }
+
+  static io.gospan.receiver.probe.ExecNotice notice(int pid, Path exe, long mntNs) throws Exception {
+    return new io.gospan.receiver.probe.ExecNotice(pid, io.gospan.receiver.probe.ExeKey.of(exe), mntNs, exe.toString(), 1);
+  }
+
+  @Test
+  void theBinaryOfAProcessGoneBeforeDiscoveryLooksIsInspectedByItsNoticesPathOnce(@TempDir Path files) throws Exception {
+    Path cli = copyOfTrue(files.resolve("bin/cli"));
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = lingeringTracer(procFs)) {
+      tracer.execNoticesOn(() -> 0);
+      tracer.execed(notice(800, cli, 0)); // pid 800 is not in /proc: gone
+      tracer.scan();
+      assertThat(tracer.inspections()).as("inspected by the notice's path").isEqualTo(1);
+      tracer.execed(notice(801, cli, 0));
+      tracer.scan();
+      assertThat(tracer.inspections()).as("not a Go binary: remembered").isEqualTo(1);
+      assertThat(tracer.unreachableBinaries()).isZero();
+    }
+  }
+
+  /** The path names another file by the time discovery looks (replaced: same path, new inode): never read as the notice's. */
+  @Test
+  void aBinaryReplacedAtItsPathIsNotInspectedAsTheNoticesAndIsCountedUnreachableOnce(@TempDir Path files) throws Exception {
+    Path cli = copyOfTrue(files.resolve("bin/cli"));
+    io.gospan.receiver.probe.ExecNotice n = notice(810, cli, 0);
+    Path gone = copyOfTrue(files.resolve("bin/gone"));
+    io.gospan.receiver.probe.ExecNotice g = notice(812, gone, 0);
+    Files.delete(gone);
+    // a new inode at the same path (as a package upgrade replaces a binary: written aside, renamed over it)
+    Files.move(copyOfTrue(files.resolve("bin/cli.new")), cli, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    assertThat(io.gospan.receiver.probe.ExeKey.of(cli)).isNotEqualTo(n.exe());
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = lingeringTracer(procFs)) {
+      tracer.execNoticesOn(() -> 0);
+      tracer.execed(n);
+      tracer.scan();
+      assertThat(tracer.inspections()).as("the new file is not the notice's binary").isZero();
+      assertThat(tracer.unreachableBinaries()).isEqualTo(1);
+      tracer.execed(new io.gospan.receiver.probe.ExecNotice(811, n.exe(), 0, n.path(), 2));
+      tracer.scan();
+      assertThat(tracer.unreachableBinaries()).as("not tried again").isEqualTo(1);
+      assertThat(tracer.inspections()).isZero();
+      // a deleted one alike
+      tracer.execed(g);
+      tracer.scan();
+      assertThat(tracer.unreachableBinaries()).isEqualTo(2);
+      assertThat(tracer.inspections()).isZero();
+    }
+  }
+
+  /**
+   * A process in another mount namespace (a container): its path names nothing in gospan's, so the file
+   * is reached under the root of a live process of the same namespace, or through a live process running it.
+   */
+  @Test
+  void aBinaryOfAnotherMountNamespaceIsReachedThroughALiveProcessOfIt(@TempDir Path files) throws Exception {
+    Path containerRoot = files.resolve("rootfs");
+    Path inContainer = copyOfTrue(containerRoot.resolve("usr/bin/cli-" + System.nanoTime()));
+    String path = "/" + containerRoot.relativize(inContainer);
+    assertThat(Path.of(path)).doesNotExist();
+    process(820, 1000, "/bin/sh"); // the container's long-lived process
+    Files.createDirectories(proc.resolve("820/ns"));
+    Files.createSymbolicLink(proc.resolve("820/ns/mnt"), Path.of("mnt:[4026532000]"));
+    Files.createSymbolicLink(proc.resolve("820/root"), containerRoot);
+    ProcFs procFs = new ProcFs(proc);
+    try (Tracer tracer = lingeringTracer(procFs)) {
+      tracer.execNoticesOn(() -> 0);
+      tracer.scan(); // sees 820: /bin/sh inspected
+      long before = tracer.inspections();
+      tracer.execed(new io.gospan.receiver.probe.ExecNotice(821, io.gospan.receiver.probe.ExeKey.of(inContainer), 4026532000L, path, 1));
+      tracer.scan();
+      assertThat(tracer.inspections()).as("reached through /proc/820/root").isEqualTo(before + 1);
+      assertThat(tracer.unreachableBinaries()).isZero();
+
+      // another namespace's binary whose only way is a live process running it
+      Path other = copyOfTrue(files.resolve("elsewhere/cli2"));
+      process(830, 1000, other.toString());
+      tracer.execed(new io.gospan.receiver.probe.ExecNotice(831, io.gospan.receiver.probe.ExeKey.of(other), 4026532999L,
+          "/not/here/cli2", 1));
+      tracer.scan();
+      assertThat(tracer.inspections()).as("830 itself, once, however reached").isEqualTo(before + 2);
+      assertThat(tracer.unreachableBinaries()).isZero();
+    }
+  }
 }
