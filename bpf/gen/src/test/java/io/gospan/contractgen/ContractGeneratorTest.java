@@ -71,20 +71,20 @@ class ContractGeneratorTest {
   @Test
   void derivesProbesAndFieldsFromTheTags() throws Exception {
     Btf btf = compile(TWO_PROBES);
-    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
     assertThat(probes).containsExactly(
-        new ContractGenerator.ProbeSpec("A", 0, "uprobe_a", "pkg.(*T).a", null, "KIND_A", false),
-        new ContractGenerator.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", "srv", null, true));
-    assertThat(ContractGenerator.fields(btf, probes)).containsExactly(
-        new ContractGenerator.FieldSpec("A_X", "a_x", "arg", List.of("x"), 0, List.of("A"), true, false, null),
-        new ContractGenerator.FieldSpec("T_F", "t_f", "member", List.of("pkg.T", "f", "pkg.U", "g"), 0, List.of("A", "B_X"), true, false, null),
-        new ContractGenerator.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), true, false, null),
-        new ContractGenerator.FieldSpec("B_A_X", "b.a_x", "arg", List.of("x"), 1, List.of("B_X"), true, false, "B"),
-        new ContractGenerator.FieldSpec("B_M", "b.m", "member", List.of("x.y/http2.T", "f"), 0, List.of("B_X"), true, false, "B"));
-    String probeEnum = ContractGenerator.probeEnum(probes);
+        new ProbeTags.ProbeSpec("A", 0, "uprobe_a", "pkg.(*T).a", null, "KIND_A", false),
+        new ProbeTags.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", "srv", null, true));
+    assertThat(GoFacts.fields(btf, probes)).containsExactly(
+        new GoFacts.FieldSpec("A_X", "a_x", "arg", List.of("x"), 0, List.of("A"), true, false, null),
+        new GoFacts.FieldSpec("T_F", "t_f", "member", List.of("pkg.T", "f", "pkg.U", "g"), 0, List.of("A", "B_X"), true, false, null),
+        new GoFacts.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), true, false, null),
+        new GoFacts.FieldSpec("B_A_X", "b.a_x", "arg", List.of("x"), 1, List.of("B_X"), true, false, "B"),
+        new GoFacts.FieldSpec("B_M", "b.m", "member", List.of("x.y/http2.T", "f"), 0, List.of("B_X"), true, false, "B"));
+    String probeEnum = ProbeWriter.write(probes);
     assertThat(probeEnum).contains("A(0, \"uprobe_a\", \"pkg.(*T).a\", null, false, false, false, false, null, false, true)")
         .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true, false, false, false, null, false, false)");
-    assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("A(Probe.A, ProbeKind.KIND_A, false)")
+    assertThat(GrpcProbeWriter.write(probes)).contains("A(Probe.A, ProbeKind.KIND_A, false)")
         .contains("B_X(Probe.B_X, null, false)");
   }
 
@@ -94,15 +94,15 @@ class ContractGeneratorTest {
         .replace("#define GO_NEEDS", "#define GO_POINTER(path) GOSPAN_TAG(\"gospan:pointer=\" path)\n#define GO_NEEDS")
         .replace("__s32 opt GO_MEMBER(\"pkg.T h\");", "__s32 opt GO_MEMBER(\"pkg.T h\"); __s32 opt_ptr GO_POINTER(\"pkg.T h\") GO_NEEDS(PROBE_B_X);")
         .replace("GOSPAN_SERVER(srv) GOSPAN_LAZY", "GOSPAN_TAG(\"gospan:at_returns\") GOSPAN_TAG(\"gospan:register_abi\") GOSPAN_TAG(\"gospan:parents\") GOSPAN_TAG(\"gospan:in_process\")"));
-    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
+    List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
     assertThat(probes.get(1)).isEqualTo(
-        new ContractGenerator.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", null, null, false, true, true, true, true));
-    assertThat(ContractGenerator.fields(btf, probes)).contains(
-        new ContractGenerator.FieldSpec("OPT_PTR", "opt_ptr", "pointer", List.of("pkg.T", "h"), 0, List.of("B_X"), true, false, null));
-    assertThat(ContractGenerator.probeEnum(probes))
+        new ProbeTags.ProbeSpec("B_X", 1, "uprobe_b", "pkg.(*T).b", null, null, false, true, true, true, true));
+    assertThat(GoFacts.fields(btf, probes)).contains(
+        new GoFacts.FieldSpec("OPT_PTR", "opt_ptr", "pointer", List.of("pkg.T", "h"), 0, List.of("B_X"), true, false, null));
+    assertThat(ProbeWriter.write(probes))
         .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", null, false, true, true, true, null, false, false)");
-    assertThat(ContractGenerator.grpcProbeEnum(probes)).contains("B_X(Probe.B_X, null, true)");
-    assertThat(ContractGenerator.probeFieldEnum(ContractGenerator.fields(btf, probes)))
+    assertThat(GrpcProbeWriter.write(probes)).contains("B_X(Probe.B_X, null, true)");
+    assertThat(ProbeFieldWriter.write(GoFacts.fields(btf, probes)))
         .contains("OPT_PTR(Kind.POINTER, EnumSet.of(Probe.B_X), true, false, null, 0, \"pkg.T\", \"h\")");
   }
 
@@ -110,70 +110,70 @@ class ContractGeneratorTest {
   void runtimeTypesTagOnAMemberOnly() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("__s32 opt GO_MEMBER(\"pkg.T h\");",
         "__s32 opt GO_MEMBER(\"pkg.T h\") GOSPAN_TAG(\"gospan:uncatalogued\") GOSPAN_TAG(\"gospan:rtype\");"));
-    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
-    assertThat(ContractGenerator.fields(btf, probes)).contains(
-        new ContractGenerator.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), false, true, null));
-    assertThat(ContractGenerator.probeFieldEnum(ContractGenerator.fields(btf, probes)))
+    List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
+    assertThat(GoFacts.fields(btf, probes)).contains(
+        new GoFacts.FieldSpec("OPT", "opt", "member", List.of("pkg.T", "h"), 0, List.of(), false, true, null));
+    assertThat(ProbeFieldWriter.write(GoFacts.fields(btf, probes)))
         .contains("OPT(Kind.MEMBER, EnumSet.noneOf(Probe.class), false, true, null, 0, \"pkg.T\", \"h\")");
     Btf onArg = compile(TWO_PROBES.replace("GO_ARG(PROBE_A, \"x\", 0);", "GO_ARG(PROBE_A, \"x\", 0) GOSPAN_TAG(\"gospan:rtype\");"));
-    assertThatThrownBy(() -> ContractGenerator.fields(onArg, ContractGenerator.probes(onArg)))
+    assertThatThrownBy(() -> GoFacts.fields(onArg, ProbeTags.probes(onArg)))
         .hasMessageContaining("GO_RTYPE is for a GO_MEMBER");
   }
 
   @Test
   void aProbeMaySendHeaderEventsAndStreamParents() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("GOSPAN_EVENT(KIND_A)", "GOSPAN_EVENT(KIND_A) GOSPAN_TAG(\"gospan:parents\")"));
-    assertThat(ContractGenerator.grpcProbeEnum(ContractGenerator.probes(btf))).contains("A(Probe.A, ProbeKind.KIND_A, true)");
+    assertThat(GrpcProbeWriter.write(ProbeTags.probes(btf))).contains("A(Probe.A, ProbeKind.KIND_A, true)");
   }
 
   @Test
   void probeSetsPastGuardAndAlternativeFunctions() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("GOSPAN_PROBE(PROBE_A, \"pkg.(*T).a\")",
         "GOSPAN_PROBE(PROBE_A, \"pkg.(*T).a|pkg.(*T).A\") GOSPAN_TAG(\"gospan:set=streams\") GOSPAN_TAG(\"gospan:past_guard\")"));
-    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
-    assertThat(probes.get(0)).isEqualTo(new ContractGenerator.ProbeSpec("A", 0, "uprobe_a", "pkg.(*T).a|pkg.(*T).A", null, "KIND_A",
+    List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
+    assertThat(probes.get(0)).isEqualTo(new ProbeTags.ProbeSpec("A", 0, "uprobe_a", "pkg.(*T).a|pkg.(*T).A", null, "KIND_A",
         false, false, false, false, false, "streams", true));
-    assertThat(ContractGenerator.probeEnum(probes))
+    assertThat(ProbeWriter.write(probes))
         .contains("A(0, \"uprobe_a\", \"pkg.(*T).a|pkg.(*T).A\", null, false, false, false, false, ProbeSet.STREAMS, true, true)")
         .contains("B_X(1, \"uprobe_b\", \"pkg.(*T).b\", HttpServer.SRV, true, false, false, false, null, false, false)");
     Btf badSet = compile(TWO_PROBES.replace("GOSPAN_EVENT(KIND_A)", "GOSPAN_EVENT(KIND_A) GOSPAN_TAG(\"gospan:set=fast\")"));
-    assertThatThrownBy(() -> ContractGenerator.probes(badSet)).hasMessageContaining("GOSPAN_SET(fast) is none of [headers, streams]");
+    assertThatThrownBy(() -> ProbeTags.probes(badSet)).hasMessageContaining("GOSPAN_SET(fast) is none of [headers, streams]");
     Btf both = compile(TWO_PROBES.replace("GOSPAN_EVENT(KIND_A)",
         "GOSPAN_EVENT(KIND_A) GOSPAN_TAG(\"gospan:past_guard\") GOSPAN_TAG(\"gospan:at_returns\")"));
-    assertThatThrownBy(() -> ContractGenerator.probes(both)).hasMessageContaining("one attach point per probe");
+    assertThatThrownBy(() -> ProbeTags.probes(both)).hasMessageContaining("one attach point per probe");
     Btf empty = compile(TWO_PROBES.replace("\"pkg.(*T).a\"", "\"pkg.(*T).a|\""));
-    assertThatThrownBy(() -> ContractGenerator.probes(empty)).hasMessageContaining("an empty alternative");
+    assertThatThrownBy(() -> ProbeTags.probes(empty)).hasMessageContaining("an empty alternative");
   }
 
   @Test
   void refusesAnIdWithoutAProgram() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("GOSPAN_PROBE(PROBE_B_X, \"pkg.(*T).b\") GOSPAN_SERVER(srv) GOSPAN_LAZY", ""));
-    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("PROBE_B_X has no program");
+    assertThatThrownBy(() -> ProbeTags.probes(btf)).hasMessageContaining("PROBE_B_X has no program");
   }
 
   @Test
   void refusesTwoProgramsForOneId() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("GOSPAN_PROBE(PROBE_B_X, \"pkg.(*T).b\")", "GOSPAN_PROBE(PROBE_A, \"pkg.(*T).b\")"));
-    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("PROBE_A is the probe of two programs");
+    assertThatThrownBy(() -> ProbeTags.probes(btf)).hasMessageContaining("PROBE_A is the probe of two programs");
   }
 
   @Test
   void refusesATagNamingNoProbe() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("GO_NEEDS(PROBE_A, PROBE_B_X)", "GO_NEEDS(PROBE_A, PROBE_C)"));
-    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
-    assertThatThrownBy(() -> ContractGenerator.fields(btf, probes)).hasMessageContaining("PROBE_C is not a probe");
+    List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
+    assertThatThrownBy(() -> GoFacts.fields(btf, probes)).hasMessageContaining("PROBE_C is not a probe");
   }
 
   @Test
   void refusesIdsThatAreNotACountFromZero() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("PROBE_COUNT = 2", "PROBE_COUNT = 3"));
-    assertThatThrownBy(() -> ContractGenerator.probes(btf)).hasMessageContaining("not 0..PROBE_COUNT-1");
+    assertThatThrownBy(() -> ProbeTags.probes(btf)).hasMessageContaining("not 0..PROBE_COUNT-1");
   }
 
   @Test
   void refusesAMemberWithoutItsGoFact() throws Exception {
     Btf btf = compile(TWO_PROBES.replace("__s32 opt GO_MEMBER(\"pkg.T h\");", "__s32 opt;"));
-    List<ContractGenerator.ProbeSpec> probes = ContractGenerator.probes(btf);
-    assertThatThrownBy(() -> ContractGenerator.fields(btf, probes)).hasMessageContaining("go_offsets.opt: needs exactly one of");
+    List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
+    assertThatThrownBy(() -> GoFacts.fields(btf, probes)).hasMessageContaining("go_offsets.opt: needs exactly one of");
   }
 }
