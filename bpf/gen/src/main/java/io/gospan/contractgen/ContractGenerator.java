@@ -14,11 +14,15 @@ import java.util.Map;
  * writer per generated file fill that file's template (resources {@code *.java.mustache}):
  *
  * <ul>
- *   <li>{@code offsets}: {@code io.gospan.offsets.resolve.Probe} ({@link ProbeWriter}) and {@code
- *       ProbeField} ({@link ProbeFieldWriter});
- *   <li>{@code receiver}: {@code io.gospan.receiver.probe.GrpcProbe} ({@link GrpcProbeWriter}),
- *       {@code GrpcLayouts} ({@link GrpcLayoutsWriter}), {@code GrpcConstants} ({@link
- *       GrpcConstantsWriter}) and {@code ProbeCounters} ({@link ProbeCountersWriter}).
+ *   <li>{@code offsets}: {@code io.gospan.offsets.resolve.Probe} ({@link ProbeWriter}), {@code
+ *       ProbeField} ({@link ProbeFieldWriter}) and the enums tagged for {@code io.gospan.offsets}
+ *       ({@link JavaEnumWriter}: {@code ConnKind});
+ *   <li>{@code receiver}: {@code io.gospan.receiver.event.ProbeKind} ({@link ProbeKindWriter}),
+ *       {@code io.gospan.receiver.probe.GrpcProbe} ({@link GrpcProbeWriter}), {@code GrpcLayouts}
+ *       ({@link GrpcLayoutsWriter}), {@code GrpcConstants} ({@link GrpcConstantsWriter}), {@code
+ *       ProbeCounters} ({@link ProbeCountersWriter}) and the enums tagged for {@code
+ *       io.gospan.receiver} ({@link JavaEnumWriter}: {@code Side}, {@code StreamParentVia}, {@code
+ *       ConnStatus}).
  * </ul>
  *
  * Usage: {@code ContractGenerator OBJECT OUT_DIR offsets|receiver [BPFTOOL]} (default: $BPFTOOL,
@@ -66,18 +70,22 @@ public final class ContractGenerator {
   static Map<String, String> offsets(Btf btf) {
     List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
     Map<String, String> out = new LinkedHashMap<>();
-    out.put("io/gospan/offsets/resolve/Probe.java", ProbeWriter.write(probes));
+    out.put("io/gospan/offsets/resolve/Probe.java", ProbeWriter.write(probes, ProbeTags.sets(btf)));
     out.put("io/gospan/offsets/resolve/ProbeField.java", ProbeFieldWriter.write(GoFacts.fields(btf, probes)));
+    out.putAll(JavaEnumWriter.write(btf, "io.gospan.offsets."));
     return out;
   }
 
   /** The receiver's sources, by relative path. */
   static Map<String, String> receiver(Btf btf) {
+    List<ProbeTags.ProbeSpec> probes = ProbeTags.probes(btf);
     Map<String, String> out = new LinkedHashMap<>();
-    out.put("io/gospan/receiver/probe/GrpcProbe.java", GrpcProbeWriter.write(ProbeTags.probes(btf)));
+    out.put("io/gospan/receiver/event/ProbeKind.java", ProbeKindWriter.write(probes));
+    out.put("io/gospan/receiver/probe/GrpcProbe.java", GrpcProbeWriter.write(probes));
     out.put("io/gospan/receiver/probe/GrpcLayouts.java", GrpcLayoutsWriter.write(btf));
     out.put("io/gospan/receiver/probe/GrpcConstants.java", GrpcConstantsWriter.write(btf));
     out.put("io/gospan/receiver/probe/ProbeCounters.java", ProbeCountersWriter.write(btf));
+    out.putAll(JavaEnumWriter.write(btf, "io.gospan.receiver."));
     return out;
   }
 }

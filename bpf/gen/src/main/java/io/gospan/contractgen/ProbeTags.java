@@ -3,8 +3,11 @@ package io.gospan.contractgen;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -20,11 +23,13 @@ final class ProbeTags {
   /**
    * One probe, as its program's tags and enum gospan_probe say: {@code atReturns} from
    * GOSPAN_AT_RETURNS, {@code registerAbi} from GOSPAN_REGISTER_ABI, {@code parents} from
-   * GOSPAN_PARENTS, {@code inProcess} from GOSPAN_IN_PROCESS.
+   * GOSPAN_PARENTS, {@code inProcess} from GOSPAN_IN_PROCESS, {@code set} from GOSPAN_SET, {@code
+   * starts} (a side, lower case) from GOSPAN_STARTS, {@code rawMessage} from GOSPAN_RAW_MESSAGE,
+   * {@code spans} from GOSPAN_SPANS: by side, the probe sets in which that side's spans need the probe.
    */
   record ProbeSpec(String name, int id, String program, String function, String server, String event, boolean lazy,
                    boolean atReturns, boolean registerAbi, boolean parents, boolean inProcess, String set,
-                   boolean pastGuard) {
+                   boolean pastGuard, String starts, boolean rawMessage, Map<String, Set<String>> spans) {
     ProbeSpec(String name, int id, String program, String function, String server, String event, boolean lazy) {
       this(name, id, program, function, server, event, lazy, false, false, false, false, null, false);
     }
@@ -33,10 +38,40 @@ final class ProbeTags {
               boolean atReturns, boolean registerAbi, boolean parents, boolean inProcess) {
       this(name, id, program, function, server, event, lazy, atReturns, registerAbi, parents, inProcess, null, false);
     }
+
+    ProbeSpec(String name, int id, String program, String function, String server, String event, boolean lazy,
+              boolean atReturns, boolean registerAbi, boolean parents, boolean inProcess, String set, boolean pastGuard) {
+      this(name, id, program, function, server, event, lazy, atReturns, registerAbi, parents, inProcess, set, pastGuard, null,
+          false, Map.of());
+    }
+
+    /** The probe sets in which spans of {@code side} need this probe (GOSPAN_SPANS); none: they do not. */
+    Set<String> spanSets(String side) {
+      return spans.getOrDefault(side, Set.of());
+    }
   }
 
-  /** The probe sets of grpc-go's transport a probe may be limited to (GOSPAN_SET). */
-  static final Set<String> SETS = Set.of("streams", "headers");
+  /** The sides of a span (enum gospan_side, SIDE_ dropped, lower case: client, server). */
+  static List<String> sides(Btf btf) {
+    return names(btf, "gospan_side", "SIDE_");
+  }
+
+  /** The probe sets of grpc-go's transport (enum gospan_probe_set, PROBE_SET_ dropped, lower case: streams, headers). */
+  static List<String> sets(Btf btf) {
+    return names(btf, "gospan_probe_set", "PROBE_SET_");
+  }
+
+  private static List<String> names(Btf btf, String cEnum, String prefix) {
+    List<String> out = new ArrayList<>();
+    for (Btf.EnumValue v : btf.enumValues(cEnum)) {
+      if (!v.name().startsWith(prefix)) {
+        throw new IllegalStateException("enum " + cEnum + ": " + v.name() + " does not start with " + prefix);
+      }
+      out.add(v.name().substring(prefix.length()).toLowerCase(Locale.ROOT));
+    }
+    return out;
+  }
+
   private ProbeTags() {}
 
   static List<ProbeSpec> probes(Btf btf) {
@@ -52,6 +87,8 @@ final class ProbeTags {
     if (count != ids.size() || !new TreeSet<>(ids.values()).equals(range(count))) {
       throw new IllegalStateException("enum gospan_probe: values " + ids.values() + " are not 0..PROBE_COUNT-1 (PROBE_COUNT = " + count + ")");
     }
+    List<String> sets = sets(btf);
+    List<String> sides = sides(btf);
     Map<Integer, ProbeSpec> byId = new TreeMap<>();
     for (Map.Entry<String, List<String>> f : btf.taggedFunctions().entrySet()) {
       Map<String, String> tags = tags(f.getValue(), f.getKey());
@@ -73,9 +110,16 @@ final class ProbeTags {
         throw new IllegalStateException(program + ": GOSPAN_EVENT(" + event + ") is not an upper-case identifier");
       }
       String set = tags.get("set");
-      if (set != null && !SETS.contains(set)) {
-        throw new IllegalStateException(program + ": GOSPAN_SET(" + set + ") is none of " + new TreeSet<>(SETS));
+      if (set != null && !sets.contains(set)) {
+        throw new IllegalStateException(program + ": GOSPAN_SET(" + set + ") is none of " + new TreeSet<>(sets)
+            + " (enum gospan_probe_set)");
       }
+      String starts = tags.get("starts");
+      if (starts != null && (event == null || !sides.contains(starts))) {
+        throw new IllegalStateException(program + ": GOSPAN_STARTS(" + starts + ") needs a GOSPAN_EVENT and one of " + sides
+            + " (enum gospan_side)");
+      }
+      Map<String, Set<String>> spans = spans(tags.get("spans"), set, sets, sides, program);
       if (tags.containsKey("past_guard") && tags.containsKey("at_returns")) {
         throw new IllegalStateException(program + ": GOSPAN_PAST_GUARD and GOSPAN_AT_RETURNS: one attach point per probe");
       }
@@ -87,7 +131,8 @@ final class ProbeTags {
       }
       ProbeSpec spec = new ProbeSpec(probe.substring("PROBE_".length()), id, program, function,
           server, event, tags.containsKey("lazy"), tags.containsKey("at_returns"), tags.containsKey("register_abi"),
-          tags.containsKey("parents"), tags.containsKey("in_process"), set, tags.containsKey("past_guard"));
+          tags.containsKey("parents"), tags.containsKey("in_process"), set, tags.containsKey("past_guard"), starts,
+          tags.containsKey("raw_message"), spans);
       ProbeSpec before = byId.put(id, spec);
       if (before != null) {
         throw new IllegalStateException(probe + " is the probe of two programs: " + before.program() + " and " + program);
@@ -98,7 +143,43 @@ final class ProbeTags {
         throw new IllegalStateException(e.getKey() + " has no program: tag one with GOSPAN_PROBE(" + e.getKey() + ", \"function\")");
       }
     }
-    return new ArrayList<>(byId.values());
+    List<ProbeSpec> out = new ArrayList<>(byId.values());
+    Map<String, ProbeSpec> byEvent = new HashMap<>();
+    for (ProbeSpec p : out) {
+      ProbeSpec first = p.event() == null ? null : byEvent.putIfAbsent(p.event(), p);
+      if (first != null && (!Objects.equals(first.starts(), p.starts()) || first.rawMessage() != p.rawMessage())) {
+        throw new IllegalStateException(p.program() + " and " + first.program() + " send GOSPAN_EVENT(" + p.event()
+            + ") but disagree on GOSPAN_STARTS or GOSPAN_RAW_MESSAGE");
+      }
+    }
+    return out;
+  }
+
+  /**
+   * GOSPAN_SPANS("set side..."): by side, the probe sets in which that side's spans need the probe;
+   * set {@code any} is every set the probe is in (all, or its GOSPAN_SET).
+   */
+  private static Map<String, Set<String>> spans(String tag, String probeSet, List<String> sets, List<String> sides,
+                                                String program) {
+    if (tag == null) {
+      return Map.of();
+    }
+    List<String> words = List.of(tag.trim().split("[,\\s]+"));
+    String set = words.get(0);
+    List<String> in = set.equals("any") ? (probeSet == null ? sets : List.of(probeSet)) : List.of(set);
+    if (words.size() < 2 || !sets.containsAll(in) || probeSet != null && !in.equals(List.of(probeSet))) {
+      throw new IllegalStateException(program + ": GOSPAN_SPANS(" + tag + "): the first word is a probe set the probe is in "
+          + "(" + (probeSet == null ? sets : List.of(probeSet)) + ", or any), then sides");
+    }
+    Map<String, Set<String>> out = new LinkedHashMap<>();
+    for (String side : words.subList(1, words.size())) {
+      if (!sides.contains(side)) {
+        throw new IllegalStateException(program + ": GOSPAN_SPANS(" + tag + "): " + side + " is none of " + sides
+            + " (enum gospan_side)");
+      }
+      out.put(side, new LinkedHashSet<>(in));
+    }
+    return out;
   }
 
   private static Set<Integer> range(int n) {

@@ -93,11 +93,7 @@ public record BinaryLayout(Optional<long[]> readOnlyData, boolean pie, long text
       int at = base + count * size;
       slot.putLong(at + GrpcLayouts.CONN_TYPE.offset("itab"), e.itab());
       slot.putInt(at + GrpcLayouts.CONN_TYPE.offset("offset"), Math.toIntExact(e.offset()));
-      slot.put(at + GrpcLayouts.CONN_TYPE.offset("kind"), (byte) switch (e.kind()) {
-        case SOCKET -> GrpcConstants.CONN_SOCKET;
-        case INTERFACE -> GrpcConstants.CONN_INTERFACE;
-        case POINTER -> GrpcConstants.CONN_POINTER;
-      });
+      slot.put(at + GrpcLayouts.CONN_TYPE.offset("kind"), (byte) e.kind().value());
       slot.put(at + GrpcLayouts.CONN_TYPE.offset("next"), (byte) Math.max(0, e.next()));
       count++;
     }

@@ -524,7 +524,7 @@ public final class GrpcProbes implements AutoCloseable {
     for (GrpcProbe p : GrpcProbe.values()) {
       long[] c = new long[GrpcConstants.COUNTER_COUNT];
       for (int i = 0; i < c.length; i++) {
-        byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(p.id() * GrpcConstants.COUNTER_COUNT + i).array();
+        byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(ProbeCounters.key(p.id(), i)).array();
         ByteBuffer v = ByteBuffer.wrap(counters.lookup(key).orElseThrow()).order(ByteOrder.LITTLE_ENDIAN);
         while (v.remaining() >= 8) {
           c[i] += v.getLong();

@@ -6,6 +6,7 @@ import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
 import io.gospan.receiver.event.StreamParent;
+import io.gospan.receiver.event.StreamParentVia;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -120,9 +121,7 @@ public final class HeaderEventDecoder {
       return null;
     }
     int via = Byte.toUnsignedInt(b.get(o.via));
-    StreamParent.Via v = via == GrpcConstants.VIA_GOROUTINE ? StreamParent.Via.GOROUTINE
-        : via == GrpcConstants.VIA_CONTEXT ? StreamParent.Via.CONTEXT
-        : via == GrpcConstants.VIA_PARENT_GOROUTINE ? StreamParent.Via.PARENT_GOROUTINE : null;
+    StreamParentVia v = StreamParentVia.of(via);
     long conn = b.getLong(o.connId);
     long parentConn = b.getLong(o.parentConnId);
     int stream = b.getInt(o.streamId);
@@ -164,7 +163,7 @@ public final class HeaderEventDecoder {
     int fieldCount = Byte.toUnsignedInt(b.get(E.fieldCount));
     GrpcProbe sender = GrpcProbe.ofId(probeId);
     ProbeKind probe = sender == null ? null : sender.eventKind();
-    Side side = sideId == GrpcConstants.SIDE_CLIENT ? Side.CLIENT : sideId == GrpcConstants.SIDE_SERVER ? Side.SERVER : null;
+    Side side = Side.of(sideId);
     boolean socketPath = (flags & GrpcConstants.EVENT_SOCKET_PATH) != 0;
     if (probe == null || side == null || fieldCount > GrpcLayouts.MAX_FIELDS
         || b.remaining() < EventRecord.FIXED_SIZE + (fieldCount + (socketPath ? 1 : 0)) * GrpcLayouts.HEADER_FIELD.size()) {
@@ -345,25 +344,19 @@ public final class HeaderEventDecoder {
   }
 
   /**
-   * Why a stream's start has no socket, as {@code gospan.connection.unidentified} says it ({@code enum
-   * conn_status}); null when it has one or was not asked for one.
+   * Why a stream's start has no socket, as {@code gospan.connection.unidentified} says it: the name of its
+   * {@code enum conn_status} value in lower case ({@link ConnStatus}: {@code unknown_type}); null when it
+   * has one or was not asked for one.
    */
   static String socketUnknown(EventRecord r) {
     if ((r.flags() & GrpcConstants.EVENT_CONN_UNKNOWN) == 0) {
       return null;
     }
-    int s = r.connStatus();
-    if (s == GrpcConstants.CONN_OK) {
+    ConnStatus s = ConnStatus.of(r.connStatus());
+    if (s == ConnStatus.OK) {
       return r.connId() == 0 ? "no_connection" : null;
     }
-    return s == GrpcConstants.CONN_NO_TYPES ? "no_type_information"
-        : s == GrpcConstants.CONN_UNKNOWN_TYPE ? "unknown_type"
-        : s == GrpcConstants.CONN_TOO_DEEP ? "too_many_wrappers"
-        : s == GrpcConstants.CONN_READ_FAILED ? "read_failed"
-        : s == GrpcConstants.CONN_NOT_SOCKET ? "not_a_socket"
-        : s == GrpcConstants.CONN_OTHER_FAMILY ? "other_address_family"
-        : s == GrpcConstants.CONN_NO_LOAD_BIAS ? "no_load_bias"
-        : "status_" + s;
+    return s == null ? "status_" + r.connStatus() : s.name().toLowerCase(java.util.Locale.ROOT);
   }
 
   /**
