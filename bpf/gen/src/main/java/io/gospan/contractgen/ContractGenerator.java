@@ -20,7 +20,8 @@ import java.util.Map;
  *   <li>{@code receiver}: {@code io.gospan.receiver.event.ProbeKind} ({@link ProbeKindWriter}),
  *       {@code io.gospan.receiver.probe.GrpcProbe} ({@link GrpcProbeWriter}), {@code GrpcLayouts}
  *       ({@link GrpcLayoutsWriter}), {@code GrpcConstants} ({@link GrpcConstantsWriter}), {@code
- *       ProbeCounters} ({@link ProbeCountersWriter}) and the enums tagged for {@code
+ *       ProbeCounters} ({@link ProbeCountersWriter}), {@code GrpcObject} ({@link GrpcObjectWriter}:
+ *       map and setting names) and the enums tagged for {@code
  *       io.gospan.receiver} ({@link JavaEnumWriter}: {@code Side}, {@code StreamParentVia}, {@code
  *       ConnStatus}).
  * </ul>
@@ -85,6 +86,7 @@ public final class ContractGenerator {
     out.put("io/gospan/receiver/probe/GrpcLayouts.java", GrpcLayoutsWriter.write(btf));
     out.put("io/gospan/receiver/probe/GrpcConstants.java", GrpcConstantsWriter.write(btf));
     out.put("io/gospan/receiver/probe/ProbeCounters.java", ProbeCountersWriter.write(btf));
+    out.put("io/gospan/receiver/probe/GrpcObject.java", GrpcObjectWriter.write(btf));
     out.putAll(JavaEnumWriter.write(btf, "io.gospan.receiver."));
     return out;
   }

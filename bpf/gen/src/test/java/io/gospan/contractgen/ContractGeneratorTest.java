@@ -217,6 +217,17 @@ class ContractGeneratorTest {
   }
 
   @Test
+  void mapsAndSettingsByTheirNamesAndSizes() throws Exception {
+    Btf btf = compile(TWO_PROBES + """
+        struct { int type; int max_entries; } my_map SEC(".maps");
+        const volatile __u8 my_flag = 1;
+        const volatile __u64 my_bytes = 0;
+        """);
+    assertThat(GrpcObjectWriter.write(btf)).contains("    /** {@code my_map}. */\n    MY_MAP(\"my_map\");\n")
+        .contains("    MY_FLAG(\"my_flag\", 1),\n").contains("    MY_BYTES(\"my_bytes\", 8);\n");
+  }
+
+  @Test
   void aJavaEnumPerTaggedContractMember() throws Exception {
     String tagged = TWO_PROBES.replace("enum gospan_probe_set ps; };",
         "enum gospan_probe_set ps; enum conn_status cs GOSPAN_TAG(\"gospan:java_enum=io.gospan.receiver.probe.ConnStatus CONN_\"); };")

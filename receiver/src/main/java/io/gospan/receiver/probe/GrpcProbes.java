@@ -12,6 +12,8 @@ import io.gospan.receiver.bpf.StructLayout;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.probe.GrpcObject.MapName;
+import io.gospan.receiver.probe.GrpcObject.Setting;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.io.IOException;
@@ -113,13 +115,13 @@ public final class GrpcProbes implements AutoCloseable {
 
   private GrpcProbes(BpfObject object, Options options) {
     this.object = object;
-    this.binaries = object.map("binaries");
-    this.slotByExe = object.map("slot_by_exe");
-    this.binaryExecs = object.map("binary_execs");
-    this.counters = object.map("probe_counters");
+    this.binaries = object.map(MapName.BINARIES.cName());
+    this.slotByExe = object.map(MapName.SLOT_BY_EXE.cName());
+    this.binaryExecs = object.map(MapName.BINARY_EXECS.cName());
+    this.counters = object.map(MapName.PROBE_COUNTERS.cName());
     HeaderNames names = options.headerNames();
     this.decoder = new HeaderEventDecoder(names, options.newProcesses());
-    BpfMap nameMap = object.map("header_names");
+    BpfMap nameMap = object.map(MapName.HEADER_NAMES.cName());
     for (int id = 0; id < names.names().size(); id++) {
       nameMap.update(HeaderNames.key(names.name(id)), new byte[] {(byte) id}, BpfMap.BPF_ANY);
     }
@@ -127,7 +129,7 @@ public final class GrpcProbes implements AutoCloseable {
     Consumer<ProbeEvent> sink = options.sink();
     this.ringBuffer =
         RingBuffer.open(
-            object.map("events"),
+            object.map(MapName.EVENTS.cName()),
             record -> {
               if (rawTap != null) {
                 rawTap.onRecord(record.duplicate());
@@ -192,37 +194,34 @@ public final class GrpcProbes implements AutoCloseable {
     int ringBufferBytes = options.ringBufferBytes();
     BpfObject obj = BpfObject.openResource(options.object());
     try {
-      obj.map("events").setMaxEntries(ringBufferBytes);
-      obj.setGlobal(
-          "request_name_lengths",
-          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.requestLengthMask()).array());
-      obj.setGlobal(
-          "response_name_lengths",
-          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.responseLengthMask()).array());
+      obj.map(MapName.EVENTS.cName()).setMaxEntries(ringBufferBytes);
+      set(obj, Setting.REQUEST_NAME_LENGTHS, names.requestLengthMask());
+      set(obj, Setting.RESPONSE_NAME_LENGTHS, names.responseLengthMask());
       // Records wake the reader only once a quarter of the buffer waits; otherwise the reader
       // drains on its own timer (see poll): a wakeup per record costs the traced program more
       // than the rest of the probe.
-      obj.setGlobal(
-          "wakeup_bytes",
-          ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(ringBufferBytes / 4).array());
+      set(obj, Setting.WAKEUP_BYTES, ringBufferBytes / 4);
       // Response headers before the trailers matter only for extra (allow-listed) metadata.
-      obj.setGlobal("capture_response_headers", new byte[] {(byte) (names.capturesResponses() ? 1 : 0)});
+      set(obj, Setting.CAPTURE_RESPONSE_HEADERS, names.capturesResponses() ? 1 : 0);
       // An HTTP/2 server's requests are recorded only when their content-type is gRPC's.
-      obj.setGlobal("content_type_id", new byte[] {(byte) names.names().indexOf("content-type")});
+      set(obj, Setting.CONTENT_TYPE_ID, names.names().indexOf("content-type"));
       // The streams set's records carry the method and the status in these fields.
-      obj.setGlobal("path_id", new byte[] {(byte) names.names().indexOf(":path")});
-      obj.setGlobal("grpc_status_id", new byte[] {(byte) names.names().indexOf("grpc-status")});
-      obj.setGlobal("grpc_message_id", new byte[] {(byte) names.names().indexOf("grpc-message")});
+      set(obj, Setting.PATH_ID, names.names().indexOf(":path"));
+      set(obj, Setting.GRPC_STATUS_ID, names.names().indexOf("grpc-status"));
+      set(obj, Setting.GRPC_MESSAGE_ID, names.names().indexOf("grpc-message"));
       // Records and exec notices carry process ids as gospan's /proc shows them.
-      obj.setGlobal(
-          "pidns_inum",
-          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) pidNamespaceInum(OWN_PID_NAMESPACE)).array());
+      set(obj, Setting.PIDNS_INUM, pidNamespaceInum(OWN_PID_NAMESPACE));
       obj.load();
       return new GrpcProbes(obj, options);
     } catch (RuntimeException e) {
       obj.close();
       throw e;
     }
+  }
+
+  /** Sets a {@code const volatile} global of the object, in its width (before loading). */
+  private static void set(BpfObject obj, Setting setting, long value) {
+    obj.setGlobal(setting.cName(), setting.bytes(value));
   }
 
   /**
@@ -243,7 +242,7 @@ public final class GrpcProbes implements AutoCloseable {
     } catch (io.gospan.receiver.bpf.BpfException e) {
       throw new ProbeException(e);
     }
-    execs = RingBuffer.open(object.map("execs"), record -> {
+    execs = RingBuffer.open(object.map(MapName.EXECS.cName()), record -> {
       ExecNotice n;
       try {
         n = ExecNotice.decode(record);
@@ -500,7 +499,7 @@ public final class GrpcProbes implements AutoCloseable {
       return 0;
     }
     byte[] key = new byte[4];
-    return object.map("execs_lost").lookup(key)
+    return object.map(MapName.EXECS_LOST.cName()).lookup(key)
         .map(v -> ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong())
         .orElse(0L);
   }
