@@ -19,7 +19,8 @@ import java.util.Map;
  *       ({@link JavaEnumWriter}: {@code ConnKind});
  *   <li>{@code receiver}: {@code io.gospan.receiver.event.ProbeKind} ({@link ProbeKindWriter}),
  *       {@code io.gospan.receiver.probe.GrpcProbe} ({@link GrpcProbeWriter}), {@code GrpcLayouts}
- *       ({@link GrpcLayoutsWriter}), {@code GrpcConstants} ({@link GrpcConstantsWriter}), {@code
+ *       ({@link GrpcLayoutsWriter}), {@code GrpcStructs} ({@link GrpcStructsWriter}: accessors in
+ *       the members' widths), {@code GrpcConstants} ({@link GrpcConstantsWriter}), {@code
  *       ProbeCounters} ({@link ProbeCountersWriter}), {@code GrpcObject} ({@link GrpcObjectWriter}:
  *       map and setting names) and the enums tagged for {@code
  *       io.gospan.receiver} ({@link JavaEnumWriter}: {@code Side}, {@code StreamParentVia}, {@code
@@ -84,6 +85,7 @@ public final class ContractGenerator {
     out.put("io/gospan/receiver/event/ProbeKind.java", ProbeKindWriter.write(probes));
     out.put("io/gospan/receiver/probe/GrpcProbe.java", GrpcProbeWriter.write(probes));
     out.put("io/gospan/receiver/probe/GrpcLayouts.java", GrpcLayoutsWriter.write(btf));
+    out.put("io/gospan/receiver/probe/GrpcStructs.java", GrpcStructsWriter.write(btf));
     out.put("io/gospan/receiver/probe/GrpcConstants.java", GrpcConstantsWriter.write(btf));
     out.put("io/gospan/receiver/probe/ProbeCounters.java", ProbeCountersWriter.write(btf));
     out.put("io/gospan/receiver/probe/GrpcObject.java", GrpcObjectWriter.write(btf));

@@ -21,11 +21,17 @@ final class GrpcLayoutsWriter {
 
   private GrpcLayoutsWriter() {}
 
-  static String write(Btf btf) {
+  /** Every struct {@code struct gospan_contract} reaches, each after the structs its members use. */
+  static List<JsonNode> structs(Btf btf) {
     List<JsonNode> found = new ArrayList<>();
     for (Btf.Member m : btf.members(btf.struct("gospan_contract"))) {
       collect(btf, btf.resolve(m.typeId()), found);
     }
+    return found;
+  }
+
+  static String write(Btf btf) {
+    List<JsonNode> found = structs(btf);
     List<Limit> limits = new ArrayList<>();
     for (Btf.EnumValue v : btf.enumValues("gospan_limits")) {
       limits.add(new Limit(v.name(), v.name().replaceFirst("^GOSPAN_", ""), v.value()));

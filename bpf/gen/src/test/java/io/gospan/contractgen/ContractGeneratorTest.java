@@ -217,6 +217,15 @@ class ContractGeneratorTest {
   }
 
   @Test
+  void accessorsInTheMembersWidths() throws Exception {
+    String structs = GrpcStructsWriter.write(compile(TWO_PROBES));
+    assertThat(structs).contains("  public static final class GoLoc {")
+        .contains("    public static int kind(ByteBuffer b, int at) {\n      return Byte.toUnsignedInt(b.get(at + 0));")
+        .contains("    public static void spOffset(ByteBuffer b, int at, int v) {\n      b.putInt(at + 4, v);")
+        .doesNotContain("_pad(");
+  }
+
+  @Test
   void mapsAndSettingsByTheirNamesAndSizes() throws Exception {
     Btf btf = compile(TWO_PROBES + """
         struct { int type; int max_entries; } my_map SEC(".maps");

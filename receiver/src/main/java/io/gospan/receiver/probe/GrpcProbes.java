@@ -8,7 +8,6 @@ import io.gospan.receiver.bpf.BpfMap;
 import io.gospan.receiver.bpf.BpfObject;
 import io.gospan.receiver.bpf.BpfProgram;
 import io.gospan.receiver.bpf.RingBuffer;
-import io.gospan.receiver.bpf.StructLayout;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.event.ProbeKind;
@@ -300,11 +299,11 @@ public final class GrpcProbes implements AutoCloseable {
         cookies.put(key, cookie);
       }
       ByteBuffer b = GrpcLayouts.BINARY.allocate();
-      b.put(GrpcLayouts.BINARY.offset("exe"), key.toBytes());
-      b.putLong(GrpcLayouts.BINARY.offset("generation"), cookie >>> 32);
-      b.putLong(GrpcLayouts.BINARY.offset("flags"), set == Probe.ProbeSet.STREAMS ? GrpcConstants.BINARY_STREAMS_SET : 0);
+      b.put(GrpcStructs.Binary.EXE, key.toBytes());
+      GrpcStructs.Binary.generation(b, 0, cookie >>> 32);
+      GrpcStructs.Binary.flags(b, 0, set == Probe.ProbeSet.STREAMS ? GrpcConstants.BINARY_STREAMS_SET : 0);
       // the offsets first: the layout's runtime-type netFD.pfd.Sysfd fills the offsets' only where they have none
-      b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
+      b.put(GrpcStructs.Binary.OFFSETS, offsetBytes);
       layout.writeTo(b);
       // An array slot is written in place: it is complete before anything can find it (probes
       // attach with its cookie after this returns; slot_by_exe is written after it).
@@ -360,10 +359,9 @@ public final class GrpcProbes implements AutoCloseable {
       value = binaries.lookup(slotKey(cookie)).orElseThrow();
     }
     ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
-    StructLayout.Field f = GrpcLayouts.BINARY.field("name_cache");
-    long[] out = new long[f.size() / 8];
+    long[] out = new long[GrpcStructs.Binary.NAME_CACHE_COUNT];
     for (int i = 0; i < out.length; i++) {
-      out[i] = b.getLong(f.offset() + 8 * i);
+      out[i] = b.getLong(GrpcStructs.Binary.NAME_CACHE + 8 * i);
     }
     return out;
   }
