@@ -95,47 +95,11 @@ final class ProbeTags {
       if (tags.isEmpty()) {
         continue;
       }
-      String program = f.getKey();
-      String probe = require(tags, "probe", program);
-      Integer id = ids.get(probe);
-      if (id == null) {
-        throw new IllegalStateException(program + ": GOSPAN_PROBE(" + probe + ") is not a value of enum gospan_probe");
-      }
-      String server = tags.get("server");
-      if (server != null && !server.matches("[a-z][a-z0-9_]*")) {
-        throw new IllegalStateException(program + ": GOSPAN_SERVER(" + server + ") is not a lower-case identifier");
-      }
-      String event = tags.get("event");
-      if (event != null && !event.matches("[A-Z][A-Z0-9_]*")) {
-        throw new IllegalStateException(program + ": GOSPAN_EVENT(" + event + ") is not an upper-case identifier");
-      }
-      String set = tags.get("set");
-      if (set != null && !sets.contains(set)) {
-        throw new IllegalStateException(program + ": GOSPAN_SET(" + set + ") is none of " + new TreeSet<>(sets)
-            + " (enum gospan_probe_set)");
-      }
-      String starts = tags.get("starts");
-      if (starts != null && (event == null || !sides.contains(starts))) {
-        throw new IllegalStateException(program + ": GOSPAN_STARTS(" + starts + ") needs a GOSPAN_EVENT and one of " + sides
-            + " (enum gospan_side)");
-      }
-      Map<String, Set<String>> spans = spans(tags.get("spans"), set, sets, sides, program);
-      if (tags.containsKey("past_guard") && tags.containsKey("at_returns")) {
-        throw new IllegalStateException(program + ": GOSPAN_PAST_GUARD and GOSPAN_AT_RETURNS: one attach point per probe");
-      }
-      String function = require(tags, "function", program);
-      for (String alt : function.split("\\|", -1)) {
-        if (alt.isBlank()) {
-          throw new IllegalStateException(program + ": an empty alternative in function \"" + function + "\"");
-        }
-      }
-      ProbeSpec spec = new ProbeSpec(probe.substring("PROBE_".length()), id, program, function,
-          server, event, tags.containsKey("lazy"), tags.containsKey("at_returns"), tags.containsKey("register_abi"),
-          tags.containsKey("parents"), tags.containsKey("in_process"), set, tags.containsKey("past_guard"), starts,
-          tags.containsKey("raw_message"), spans);
-      ProbeSpec before = byId.put(id, spec);
+      ProbeSpec spec = spec(f.getKey(), tags, ids, sets, sides);
+      ProbeSpec before = byId.put(spec.id(), spec);
       if (before != null) {
-        throw new IllegalStateException(probe + " is the probe of two programs: " + before.program() + " and " + program);
+        throw new IllegalStateException("PROBE_" + spec.name() + " is the probe of two programs: " + before.program() + " and "
+            + spec.program());
       }
     }
     for (Map.Entry<String, Integer> e : ids.entrySet()) {
@@ -153,6 +117,48 @@ final class ProbeTags {
       }
     }
     return out;
+  }
+
+  /** One program's probe from its tags, checked against the enums. */
+  private static ProbeSpec spec(String program, Map<String, String> tags, Map<String, Integer> ids, List<String> sets,
+                                List<String> sides) {
+    String probe = require(tags, "probe", program);
+    Integer id = ids.get(probe);
+    if (id == null) {
+      throw new IllegalStateException(program + ": GOSPAN_PROBE(" + probe + ") is not a value of enum gospan_probe");
+    }
+    String server = tags.get("server");
+    if (server != null && !server.matches("[a-z][a-z0-9_]*")) {
+      throw new IllegalStateException(program + ": GOSPAN_SERVER(" + server + ") is not a lower-case identifier");
+    }
+    String event = tags.get("event");
+    if (event != null && !event.matches("[A-Z][A-Z0-9_]*")) {
+      throw new IllegalStateException(program + ": GOSPAN_EVENT(" + event + ") is not an upper-case identifier");
+    }
+    String set = tags.get("set");
+    if (set != null && !sets.contains(set)) {
+      throw new IllegalStateException(program + ": GOSPAN_SET(" + set + ") is none of " + new TreeSet<>(sets)
+          + " (enum gospan_probe_set)");
+    }
+    String starts = tags.get("starts");
+    if (starts != null && (event == null || !sides.contains(starts))) {
+      throw new IllegalStateException(program + ": GOSPAN_STARTS(" + starts + ") needs a GOSPAN_EVENT and one of " + sides
+          + " (enum gospan_side)");
+    }
+    Map<String, Set<String>> spans = spans(tags.get("spans"), set, sets, sides, program);
+    if (tags.containsKey("past_guard") && tags.containsKey("at_returns")) {
+      throw new IllegalStateException(program + ": GOSPAN_PAST_GUARD and GOSPAN_AT_RETURNS: one attach point per probe");
+    }
+    String function = require(tags, "function", program);
+    for (String alt : function.split("\\|", -1)) {
+      if (alt.isBlank()) {
+        throw new IllegalStateException(program + ": an empty alternative in function \"" + function + "\"");
+      }
+    }
+    return new ProbeSpec(probe.substring("PROBE_".length()), id, program, function,
+        server, event, tags.containsKey("lazy"), tags.containsKey("at_returns"), tags.containsKey("register_abi"),
+        tags.containsKey("parents"), tags.containsKey("in_process"), set, tags.containsKey("past_guard"), starts,
+        tags.containsKey("raw_message"), spans);
   }
 
   /**
