@@ -139,7 +139,10 @@ final class Btf {
     return out;
   }
 
-  /** The variables of data section {@code name} (e.g. ".maps", ".rodata") in the object's order; none when it has no such section. */
+  /**
+   * The variables of data section {@code name} (e.g. ".maps", ".rodata") in the object's order; none
+   * when it has no such section.
+   */
   List<Variable> section(String name) {
     List<Variable> out = new ArrayList<>();
     for (JsonNode v : sections.getOrDefault(name, NullNode.getInstance()).path("vars")) {

@@ -129,7 +129,8 @@ public final class HeaderEventDecoder {
     }
     int pid = GrpcStructs.StreamParentEvent.pid(b, 0);
     long ts = GrpcStructs.StreamParentEvent.tsNs(b, 0);
-    exeOf(pid, GrpcStructs.ExeKey.dev(b, GrpcStructs.StreamParentEvent.EXE), GrpcStructs.ExeKey.ino(b, GrpcStructs.StreamParentEvent.EXE), ts);
+    int exeAt = GrpcStructs.StreamParentEvent.EXE;
+    exeOf(pid, GrpcStructs.ExeKey.dev(b, exeAt), GrpcStructs.ExeKey.ino(b, exeAt), ts);
     return new StreamParent(pid, GrpcStructs.StreamParentEvent.tid(b, 0), ts, conn, stream, parentConn, parentStream, v);
   }
 
@@ -169,7 +170,8 @@ public final class HeaderEventDecoder {
     }
     int pid = GrpcStructs.HeaderEvent.pid(b, 0);
     long ts = GrpcStructs.HeaderEvent.tsNs(b, 0);
-    ExeKey exe = exeOf(pid, GrpcStructs.ExeKey.dev(b, GrpcStructs.HeaderEvent.EXE), GrpcStructs.ExeKey.ino(b, GrpcStructs.HeaderEvent.EXE), ts);
+    int exeAt = GrpcStructs.HeaderEvent.EXE;
+    ExeKey exe = exeOf(pid, GrpcStructs.ExeKey.dev(b, exeAt), GrpcStructs.ExeKey.ino(b, exeAt), ts);
     HeaderField[] fields = new HeaderField[fieldCount];
     for (int i = 0; i < fieldCount; i++) {
       int at = GrpcStructs.HeaderEvent.FIELDS + i * GrpcStructs.HeaderField.SIZE;
@@ -303,7 +305,8 @@ public final class HeaderEventDecoder {
 
     SocketPair sockets(ByteBuffer b, int fieldCount) {
       int family = GrpcStructs.HeaderEvent.family(b, 0);
-      if ((family != AF_INET && family != AF_INET6) || (GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+      if ((family != AF_INET && family != AF_INET6)
+          || (GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
         return HeaderEventDecoder.sockets(b, fieldCount);
       }
       long k0 = ((long) family << 32) | ((long) GrpcStructs.HeaderEvent.localPort(b, 0) << 16)
