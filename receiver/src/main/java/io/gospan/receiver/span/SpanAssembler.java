@@ -945,10 +945,7 @@ public final class SpanAssembler {
   }
 
   private static boolean isStart(HeaderEvent e) {
-    return (e.probe() == ProbeKind.LOOPY_WRITER_WRITE_HEADER && e.side() == Side.CLIENT)
-        || e.probe() == ProbeKind.HTTP2_CLIENT_NEW_STREAM
-        || e.probe() == ProbeKind.HTTP2_SERVER_OPERATE_HEADERS
-        || e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS;
+    return e.probe().startsSpan(e.side());
   }
 
 
