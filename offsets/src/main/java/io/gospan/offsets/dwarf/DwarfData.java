@@ -15,8 +15,8 @@ import java.util.OptionalLong;
 
 /**
  * Lazy DWARF 2–5 reader for the questions gospan's probes ask of a Go binary: struct layouts, type sizes,
- * parameter locations at function entry, and compilation unit address ranges. Handles DWARF 4 (Go before 1.25: {@code .debug_loc},
- * {@code .debug_ranges}) and DWARF 5 (Go 1.25+: {@code .debug_loclists}, {@code .debug_addr},
+ * parameter locations at function entry, and compilation unit address ranges. Handles DWARF 4 (Go before
+ * 1.25: {@code .debug_loc}, {@code .debug_ranges}) and DWARF 5 (Go 1.25+: {@code .debug_loclists}, {@code .debug_addr},
  * {@code .debug_str_offsets}, {@code .debug_line_str}, {@code .debug_rnglists}), sections stored plain,
  * SHF_COMPRESSED (Go 1.19+) or as {@code .zdebug_*} (before Go 1.19).
  *
