@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The generated accessors ({@link GrpcStructs}) against the generated layouts ({@link GrpcLayouts},
- * which GrpcLayoutsBtfTest checks against the object's BTF): every struct, every member's offset, and
+ * which GrpcLayoutsBtfIT checks against the object's BTF): every struct, every member's offset, and
  * each accessor's width.
  */
 class GrpcStructsTest {
