@@ -40,11 +40,7 @@ final class FlowIndex {
       return node != null ? node : SpanIdentity.decided(traceIdHigh, traceIdLow, spanId);
     }
 
-    boolean covers(long serverStartNs) {
-      return serverStartNs >= startNs && serverStartNs <= endNs;
-    }
-
-    /** Covers within {@code toleranceNs} either side (another gospan's clock). */
+    /** Whether {@code serverStartNs} falls within it, give or take {@code toleranceNs} (another gospan's clock; 0 here). */
     boolean covers(long serverStartNs, long toleranceNs) {
       return serverStartNs >= startNs - toleranceNs && (endNs == Long.MAX_VALUE || serverStartNs <= endNs + toleranceNs);
     }
@@ -117,12 +113,7 @@ final class FlowIndex {
 
   /** The client of {@code flow} whose span covers {@code serverStartNs} (in flight first, then ended), or {@code null}. */
   ClientRecord covering(FlowKey flow, long serverStartNs) {
-    ClientRecord c = inFlight.get(flow);
-    if (c != null && c.covers(serverStartNs)) {
-      return c;
-    }
-    c = endedClient(flow);
-    return c != null && c.covers(serverStartNs) ? c : null;
+    return covering(flow, serverStartNs, 0);
   }
 
   /** As {@link #covering(FlowKey, long)}, within {@code toleranceNs} either side (another gospan's clock). */

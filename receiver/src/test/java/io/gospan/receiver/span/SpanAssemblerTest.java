@@ -755,5 +755,4 @@ class SpanAssemblerTest {
     assertThat(s.getEndEpochNanos() - s.getStartEpochNanos()).isEqualTo(2 * MS);
     assertThat(assembler.inFlight()).isZero();
   }
-
 }
