@@ -112,7 +112,7 @@ public final class GospanSidecar implements AutoCloseable {
   /** What the configuration does not say: overrides for tests and embedding. */
   public static final class Builder {
     private final GospanConfig config;
-    private final Pipeline.Builder pipeline;
+    private final PipelineBuilder pipeline;
     private ProcFs procFs = ProcFs.system();
     private Duration scanInterval;
     private int ringBufferBytes;
@@ -120,7 +120,7 @@ public final class GospanSidecar implements AutoCloseable {
 
     private Builder(GospanConfig config) {
       this.config = Objects.requireNonNull(config, "config");
-      this.pipeline = Pipeline.builder(config);
+      this.pipeline = PipelineBuilder.create(config);
       Sidecar.Options d = Sidecar.Options.defaults();
       this.scanInterval = d.scanInterval();
       this.ringBufferBytes = d.ringBufferBytes();
