@@ -1,5 +1,6 @@
 package io.gospan.receiver;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -209,7 +210,7 @@ class CredentialHeadersTest {
     PrintStream capture = new PrintStream(printed, true, StandardCharsets.UTF_8);
     System.setOut(capture);
     System.setErr(capture);
-    try (Pipeline p = Pipeline.builder(config).processMetadata(new FakeMetadata()).build()) {
+    try (Pipeline p = PipelineBuilder.create(config).processMetadata(new FakeMetadata()).build()) {
       List<HeaderEvent> events = callsCarryingCredentials(new Events(40000), p.clock().monotonicNow(), 1);
       events.forEach(p::accept);
       // an event logged whole (as a debugging aid might) shows no credential's value

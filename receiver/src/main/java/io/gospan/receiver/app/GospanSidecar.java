@@ -29,9 +29,9 @@ import java.util.concurrent.CompletionStage;
  * GospanConfig}.
  *
  * <pre>
- *  discovery.Sidecar ── header events ──► export.Pipeline (span assembly, BatchSpanProcessor, OTLP)
- *    probes, ring buffer, Tracer             ▲ registerProcess / processExited / hintProcess
- *    └─ Tracer.Listener ─────────────────────┘
+ *  discovery.Sidecar ── header events ──► export.Pipeline (span assembly, SpanExport, SelfTelemetry;
+ *    probes, ring buffer, Tracer             ▲ wired by PipelineBuilder)
+ *    └─ Tracer.Listener ─────────────────────┘ registerProcess / processExited / hintProcess
  *  ProbeTelemetry: the BPF counters and the tracer's state on the pipeline's meter
  *  link.LinkService (link.enabled): serves other gospans from span assembly, and is the
  *    RemoteLinks span assembly asks them through
@@ -112,7 +112,7 @@ public final class GospanSidecar implements AutoCloseable {
   /** What the configuration does not say: overrides for tests and embedding. */
   public static final class Builder {
     private final GospanConfig config;
-    private final Pipeline.Builder pipeline;
+    private final PipelineBuilder pipeline;
     private ProcFs procFs = ProcFs.system();
     private Duration scanInterval;
     private int ringBufferBytes;
@@ -120,7 +120,7 @@ public final class GospanSidecar implements AutoCloseable {
 
     private Builder(GospanConfig config) {
       this.config = Objects.requireNonNull(config, "config");
-      this.pipeline = Pipeline.builder(config);
+      this.pipeline = PipelineBuilder.create(config);
       Sidecar.Options d = Sidecar.Options.defaults();
       this.scanInterval = d.scanInterval();
       this.ringBufferBytes = d.ringBufferBytes();

@@ -33,7 +33,6 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
-import java.util.function.UnaryOperator;
 
 /**
  * Builds the SDK exporters {@code exporter.*} asks for. OTLP/gRPC goes through grpc-java over Netty
@@ -53,21 +52,21 @@ public final class Exporters {
    * {@code exporter.console: true} adds that to any other type.
    */
   public static SpanExporter spanExporter(ExporterConfig c) {
-    return spanExporter(c, UnaryOperator.identity());
+    return withConsole(c, typedSpanExporter(c));
   }
 
-  /**
-   * As {@link #spanExporter(ExporterConfig)}, with the configured exporter (not the console one
-   * {@code exporter.console} adds) passed through {@code wrap} (the export queue).
-   */
-  static SpanExporter spanExporter(ExporterConfig c, UnaryOperator<SpanExporter> wrap) {
-    SpanExporter main = wrap.apply(typed(c));
+  /** {@code main} and, with {@code exporter.console: true} and another type, the console exporter beside it. */
+  static SpanExporter withConsole(ExporterConfig c, SpanExporter main) {
     return c.console() && c.type() != ExporterType.CONSOLE
         ? SpanExporter.composite(main, ConsoleSpanExporter.create(System.out))
         : main;
   }
 
-  private static SpanExporter typed(ExporterConfig c) {
+  /**
+   * The exporter {@code exporter.type} names, without the console one {@code exporter.console}
+   * adds (the export queue goes in between: {@link SpanExport}).
+   */
+  static SpanExporter typedSpanExporter(ExporterConfig c) {
     return switch (c.type()) {
       // With the export queue, the queue retries (without the SDK's backoff sleeps in between).
       case OTLP -> otlpSpanExporter(c.otlp(), c.queue().enabled() ? NO_RETRY : c.retry());

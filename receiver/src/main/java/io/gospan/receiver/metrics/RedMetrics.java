@@ -39,7 +39,7 @@ import java.util.function.IntFunction;
  * or timed out) is exported the same way, at most {@value #EXITED_REMEMBERED} exited pids being
  * remembered for that, so an exited process never leaves an entry behind.
  */
-public final class RedMetrics implements MetricProducer, AutoCloseable {
+public final class RedMetrics implements SpanMetrics, MetricProducer {
   /** Seconds; the conventions' advice, with sub-millisecond buckets added for in-cluster gRPC. */
   static final List<Double> SECONDS_BUCKETS =
       List.of(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0,
@@ -72,6 +72,7 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
   }
 
   /** Records a finished span; incomplete spans are ignored. */
+  @Override
   public void record(FinishedSpan f) {
     if (!f.complete() || closed) {
       return;
@@ -95,6 +96,7 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
   }
 
   /** A process exited: its metrics are produced once more, then dropped. */
+  @Override
   public void forget(int pid) {
     synchronized (exited) {
       exited.add(pid);
@@ -106,6 +108,7 @@ public final class RedMetrics implements MetricProducer, AutoCloseable {
   }
 
   /** A new process has {@code pid} (a pid that exited may be reused). */
+  @Override
   public void processStarted(int pid) {
     synchronized (exited) {
       exited.remove(pid);

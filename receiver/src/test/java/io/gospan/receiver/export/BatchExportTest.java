@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.config.ConfigLoader;
@@ -60,7 +61,7 @@ class BatchExportTest {
 
   /** Without the export queue: a failed export is the span processor's to count (ExportQueueTest has the queue). */
   static Pipeline pipeline(String batch, GateExporter exporter, InMemoryMetricReader metrics) {
-    return Pipeline.builder(ConfigLoader.parse(
+    return PipelineBuilder.create(ConfigLoader.parse(
             "exporter: {batch: " + batch + ", queue: {max_bytes: 0}}\nmetrics: {enabled: false}\ntelemetry: {http: {enabled: false}}\n", "t", Map.of()))
         .spanExporter(exporter)
         .processMetadata(new FakeMetadata())

@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static io.gospan.receiver.export.OtlpGrpcReceiver.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -139,14 +140,14 @@ class CollectorOutageIT {
     ProcessedSpans processed = new ProcessedSpans(metrics);
     OtlpGrpcReceiver before = OtlpGrpcReceiver.start(port);
     OtlpGrpcReceiver[] after = {null};
-    try (Pipeline p = Pipeline.builder(config(port, "{max_bytes: 32MiB}"))
+    try (Pipeline p = PipelineBuilder.create(config(port, "{max_bytes: 32MiB}"))
         .processMetadata(new FakeMetadata()).metricReader(metrics).build()) {
       Caller caller = new Caller(p);
       Thread.sleep(2000);
       before.close(); // the collector goes away
       int atOutage = caller.calls.get();
       Thread.sleep(TimeUnit.SECONDS.toMillis(OUTAGE_SECONDS));
-      long queued = p.exportQueue().queuedSpans();
+      long queued = p.exportQueue().orElseThrow().queuedSpans();
       assertThat(queued).as("spans wait in the queue").isPositive();
       after[0] = OtlpGrpcReceiver.start(port); // and comes back on the same port
       // start() returns with the port bound and listening: the kernel accepts connections from here.
@@ -154,14 +155,14 @@ class CollectorOutageIT {
       assertThat(await(5_000, () -> after[0].firstTraceNanos() != 0)).isTrue();
       // Measured where the collector got it (its handler), not when this thread next looked.
       long resumedMillis = TimeUnit.NANOSECONDS.toMillis(after[0].firstTraceNanos() - back);
-      assertThat(await(5_000, () -> Delivery.of(p.exportQueue().attempts(), back).delivering() != null)).isTrue();
-      Delivery d = Delivery.of(p.exportQueue().attempts(), back); // the delivering try has its answer
+      assertThat(await(5_000, () -> Delivery.of(p.exportQueue().orElseThrow().attempts(), back).delivering() != null)).isTrue();
+      Delivery d = Delivery.of(p.exportQueue().orElseThrow().attempts(), back); // the delivering try has its answer
       int duringOutage = caller.calls.get() - atOutage;
       Thread.sleep(2000);
       caller.close();
       int expected = 2 * caller.calls.get();
       boolean all = await(30_000, () -> spanIds(before, after[0]).size() == expected);
-      long queueDrops = p.exportQueue().dropped(ExportQueue.Reason.QUEUE_FULL) + p.exportQueue().dropped(ExportQueue.Reason.REFUSED);
+      long queueDrops = p.exportQueue().orElseThrow().dropped(ExportQueue.Reason.QUEUE_FULL) + p.exportQueue().orElseThrow().dropped(ExportQueue.Reason.REFUSED);
       System.out.printf(
           "outage %d s: %d calls during it, %d spans queued at its end; first delivery %d ms after the collector's return (%s); %d of %d spans arrived%n",
           OUTAGE_SECONDS, duringOutage, queued, resumedMillis, d, spanIds(before, after[0]).size(), expected);
@@ -233,18 +234,18 @@ class CollectorOutageIT {
         metrics: {enabled: false}
         telemetry: {http: {enabled: false}}
         """.formatted(port), "it", Map.of());
-    try (collector; Pipeline p = Pipeline.builder(config).processMetadata(new FakeMetadata()).build()) {
+    try (collector; Pipeline p = PipelineBuilder.create(config).processMetadata(new FakeMetadata()).build()) {
       Caller caller = new Caller(p);
       Thread.sleep(2000);
       collector.stop();
       Thread.sleep(5000);
-      assertThat(p.exportQueue().queuedSpans()).as("spans wait in the queue").isPositive();
+      assertThat(p.exportQueue().orElseThrow().queuedSpans()).as("spans wait in the queue").isPositive();
       collector.start(); // bound and listening when it returns
       long back = System.nanoTime();
       assertThat(await(5_000, () -> collector.firstRequestNanos.get() != 0)).isTrue();
       long resumedMillis = TimeUnit.NANOSECONDS.toMillis(collector.firstRequestNanos.get() - back);
-      assertThat(await(5_000, () -> Delivery.of(p.exportQueue().attempts(), back).delivering() != null)).isTrue();
-      Delivery d = Delivery.of(p.exportQueue().attempts(), back); // the delivering try has its answer
+      assertThat(await(5_000, () -> Delivery.of(p.exportQueue().orElseThrow().attempts(), back).delivering() != null)).isTrue();
+      Delivery d = Delivery.of(p.exportQueue().orElseThrow().attempts(), back); // the delivering try has its answer
       Thread.sleep(1000);
       caller.close();
       int expected = 2 * caller.calls.get();
@@ -261,12 +262,12 @@ class CollectorOutageIT {
   void beyondTheBoundWhatDidNotArriveIsWhatWasCounted() throws Exception {
     int port = freePort();
     OtlpGrpcReceiver[] receiver = {null};
-    try (Pipeline p = Pipeline.builder(config(port, "{max_bytes: 256KiB}")).processMetadata(new FakeMetadata()).build()) {
+    try (Pipeline p = PipelineBuilder.create(config(port, "{max_bytes: 256KiB}")).processMetadata(new FakeMetadata()).build()) {
       Caller caller = new Caller(p); // the collector is down from the start
       Thread.sleep(5000);
       caller.close();
       assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
-      ExportQueue q = p.exportQueue();
+      ExportQueue q = p.exportQueue().orElseThrow();
       assertThat(q.queuedBytes()).as("within the bound").isLessThanOrEqualTo(256 * 1024);
       long dropped = q.dropped(ExportQueue.Reason.QUEUE_FULL);
       assertThat(dropped).as("the bound was reached").isPositive();
@@ -285,12 +286,12 @@ class CollectorOutageIT {
   @Test
   void aCollectorThatNeverAnswersFillsTheQueueUpToItsBoundOnly() throws Exception {
     try (ServerSocket silent = new ServerSocket(0)) { // accepts connections (backlog), never answers
-      try (Pipeline p = Pipeline.builder(config(silent.getLocalPort(), "{max_bytes: 128KiB}"))
+      try (Pipeline p = PipelineBuilder.create(config(silent.getLocalPort(), "{max_bytes: 128KiB}"))
           .processMetadata(new FakeMetadata()).build()) {
         Caller caller = new Caller(p);
         Thread.sleep(6000);
         caller.close();
-        ExportQueue q = p.exportQueue();
+        ExportQueue q = p.exportQueue().orElseThrow();
         assertThat(q.queuedBytes()).isLessThanOrEqualTo(128 * 1024);
         assertThat(q.dropped(ExportQueue.Reason.QUEUE_FULL)).isPositive();
         assertThat(q.queuedSpans() + q.dropped(ExportQueue.Reason.QUEUE_FULL))
@@ -305,7 +306,7 @@ class CollectorOutageIT {
     int port = freePort();
     String queue = "{max_bytes: 16MiB, directory: \"" + dir + "\"}";
     int produced;
-    try (Pipeline p = Pipeline.builder(config(port, queue)).processMetadata(new FakeMetadata()).build()) {
+    try (Pipeline p = PipelineBuilder.create(config(port, queue)).processMetadata(new FakeMetadata()).build()) {
       Caller caller = new Caller(p); // the collector is down
       Thread.sleep(3000);
       caller.close();
@@ -313,11 +314,11 @@ class CollectorOutageIT {
     } // close: flushes into the queue, which stays on disk
     assertThat(dir.resolve("spans").toFile().list()).as("queue files").isNotEmpty();
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.start(port);
-        Pipeline p = Pipeline.builder(config(port, queue)).processMetadata(new FakeMetadata()).build()) {
+        Pipeline p = PipelineBuilder.create(config(port, queue)).processMetadata(new FakeMetadata()).build()) {
       int total = produced;
       assertThat(await(20_000, () -> spanIds(receiver).size() == total))
           .as("after the restart %d of %d spans arrived", spanIds(receiver).size(), total).isTrue();
-      assertThat(await(5_000, () -> p.exportQueue().queuedSpans() == 0)).isTrue();
+      assertThat(await(5_000, () -> p.exportQueue().orElseThrow().queuedSpans() == 0)).isTrue();
       // the sender deletes a batch from its file once the collector answered, a moment after the
       // receiver has it: closing in that moment would leave the batch for the next start (sent twice)
       assertThat(await(5_000, () -> dir.resolve("spans").toFile().list().length == 0))

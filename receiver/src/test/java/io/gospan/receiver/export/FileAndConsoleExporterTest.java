@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -36,7 +37,7 @@ class FileAndConsoleExporterTest {
                 .formatted(spans, metrics),
             "test",
             Map.of());
-    try (Pipeline p = Pipeline.builder(config).processMetadata(new FakeMetadata()).build()) {
+    try (Pipeline p = PipelineBuilder.create(config).processMetadata(new FakeMetadata()).build()) {
       Events conn = new Events(40000);
       long t0 = p.clock().monotonicNow();
       p.accept(conn.clientStart(1, t0));
@@ -103,7 +104,7 @@ class FileAndConsoleExporterTest {
     List<io.gospan.receiver.span.FinishedSpan> finished = new java.util.ArrayList<>();
     var assembler =
         new io.gospan.receiver.span.SpanAssembler(
-            Pipeline.assemblerSettings(io.gospan.receiver.config.GospanConfig.defaults()),
+            PipelineBuilder.assemblerSettings(io.gospan.receiver.config.GospanConfig.defaults()),
             io.gospan.receiver.span.MonotonicClock.fixed(1_790_000_000_000_000_000L),
             new FakeMetadata(),
             io.opentelemetry.api.metrics.MeterProvider.noop().get("test"),

@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static io.gospan.receiver.export.OtlpGrpcReceiver.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -84,7 +85,7 @@ class OtlpGrpcExportIT {
     InMemoryMetricReader metrics = InMemoryMetricReader.create();
     ProcessedSpans processed = new ProcessedSpans(metrics);
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.start(0);
-        Pipeline p = Pipeline.builder(config(receiver.endpoint(), "")).processMetadata(metadata).metricReader(metrics).build()) {
+        Pipeline p = PipelineBuilder.create(config(receiver.endpoint(), "")).processMetadata(metadata).metricReader(metrics).build()) {
       p.registerProcess(new ProcessInfo(Events.SERVER_PID, null, "go1.22.3"));
       Events conn = new Events(40000);
       unaryCall(p, conn, 1, 0);
@@ -174,7 +175,7 @@ class OtlpGrpcExportIT {
     InMemoryMetricReader metrics = InMemoryMetricReader.create();
     ProcessedSpans t = new ProcessedSpans(metrics);
     // Without the export queue (CollectorOutageIT has it): failed exports are counted by the span processor.
-    try (Pipeline p = Pipeline.builder(config("http://127.0.0.1:" + port, "", "{max_bytes: 0}"))
+    try (Pipeline p = PipelineBuilder.create(config("http://127.0.0.1:" + port, "", "{max_bytes: 0}"))
         .processMetadata(new io.gospan.receiver.span.FakeMetadata())
         .metricReader(metrics).build()) {
       Events conn = new Events(40000);

@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static io.gospan.receiver.export.OtlpGrpcReceiver.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -58,7 +59,7 @@ class OtlpGrpcTlsIT {
   void mutualTlsWithPrivateCa() throws Exception {
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.startTls(server.cert.toFile(), server.key.toFile(), client.cert.toFile());
         Pipeline p =
-            Pipeline.builder(
+            PipelineBuilder.create(
                     config(
                         receiver.tlsEndpoint(),
                         "{ca_file: \"%s\", cert_file: \"%s\", key_file: \"%s\"}".formatted(server.cert, client.cert, client.key)))
@@ -76,7 +77,7 @@ class OtlpGrpcTlsIT {
     // Without the export queue: the failed export is counted by the span processor.
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.startTls(server.cert.toFile(), server.key.toFile(), client.cert.toFile());
         Pipeline p =
-            Pipeline.builder(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert), "{max_bytes: 0}"))
+            PipelineBuilder.create(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert), "{max_bytes: 0}"))
                 .processMetadata(new FakeMetadata())
                 .metricReader(metrics)
                 .build()) {
@@ -88,12 +89,12 @@ class OtlpGrpcTlsIT {
     // With it (the default): a failed handshake is UNAVAILABLE, retryable; the span waits in the queue, not sent.
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.startTls(server.cert.toFile(), server.key.toFile(), client.cert.toFile());
         Pipeline p =
-            Pipeline.builder(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert)))
+            PipelineBuilder.create(config(receiver.tlsEndpoint(), "{ca_file: \"%s\"}".formatted(server.cert)))
                 .processMetadata(new FakeMetadata())
                 .build()) {
       call(p);
       p.flush().join(15, TimeUnit.SECONDS);
-      assertThat(await(15_000, () -> p.exportQueue().queuedSpans() == 1)).isTrue();
+      assertThat(await(15_000, () -> p.exportQueue().orElseThrow().queuedSpans() == 1)).isTrue();
       assertThat(receiver.spans()).isEmpty();
     }
   }

@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static io.gospan.receiver.export.OtlpGrpcReceiver.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -71,7 +72,7 @@ class OtlpHttpExportIT {
               Map.of(
                   "OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:" + server.getAddress().getPort() + "/otlp",
                   "OTEL_EXPORTER_OTLP_HEADERS", "api-key=s3cret"));
-      try (Pipeline p = Pipeline.builder(config).processMetadata(new FakeMetadata()).build()) {
+      try (Pipeline p = PipelineBuilder.create(config).processMetadata(new FakeMetadata()).build()) {
         Events conn = new Events(40000);
         long t0 = p.clock().monotonicNow();
         p.accept(conn.clientStart(1, t0));

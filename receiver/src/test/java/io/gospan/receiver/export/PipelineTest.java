@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.config.ConfigLoader;
@@ -53,7 +54,7 @@ class PipelineTest {
     Collecting exporter = new Collecting();
     InMemoryMetricReader metrics = InMemoryMetricReader.create();
     ProcessedSpans processed = new ProcessedSpans(metrics);
-    Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).metricReader(metrics).build();
+    Pipeline p = PipelineBuilder.create(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).metricReader(metrics).build();
     assertThat(p.healthy()).isTrue();
     assertThat(p.telemetryAddress()).isNull();
     Events conn = new Events(40000);
@@ -87,7 +88,7 @@ class PipelineTest {
     Collecting exporter = new Collecting();
     io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader reader =
         io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader.create();
-    try (Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata())
+    try (Pipeline p = PipelineBuilder.create(config()).spanExporter(exporter).processMetadata(new FakeMetadata())
         .metricReader(reader).build()) {
       Events conn = new Events(40000);
       long t0 = p.clock().monotonicNow();
@@ -115,7 +116,7 @@ class PipelineTest {
   @Test
   void timedOutStreamsAreEndedByThePipelineTimer() throws Exception {
     Collecting exporter = new Collecting();
-    try (Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build()) {
+    try (Pipeline p = PipelineBuilder.create(config()).spanExporter(exporter).processMetadata(new FakeMetadata()).build()) {
       Events conn = new Events(40000);
       p.accept(conn.clientStart(1, p.clock().monotonicNow()));
       assertThat(OtlpGrpcReceiver.await(10_000, () -> {
@@ -136,7 +137,7 @@ class PipelineTest {
   @Test
   void anEventAfterAnIdleSpellBringsTheExpiryPeriodBack() throws InterruptedException {
     Collecting exporter = new Collecting();
-    Pipeline p = Pipeline.builder(config()).spanExporter(exporter).processMetadata(new FakeMetadata())
+    Pipeline p = PipelineBuilder.create(config()).spanExporter(exporter).processMetadata(new FakeMetadata())
         .expiryIdle(java.time.Duration.ofSeconds(2), java.time.Duration.ofSeconds(30))
         .build();
     try {
@@ -157,51 +158,5 @@ class PipelineTest {
     } finally {
       p.close();
     }
-  }
-
-  /**
-   * While events come slowly the expiry timer wakes every 500 ms, not every 100 (1,024 events would
-   * take longer than that); a burst of events brings the 100 ms period back at once, without
-   * waiting for the slow period's next run.
-   */
-  @Test
-  void theExpiryPeriodFollowsTheEventRate() throws Exception {
-    Pipeline p = Pipeline.builder(config()).spanExporter(new Collecting()).processMetadata(new FakeMetadata()).build();
-    try {
-      p.registerProcess(new ProcessInfo(Events.SERVER_PID, null, "go1.23.0"));
-      Events conn = new Events(40000);
-      int stream = 1;
-      for (int i = 0; i < 15; i++) { // ~20 calls a second for 0.75 s
-        long t = p.clock().monotonicNow();
-        p.accept(conn.serverStart(stream, t));
-        p.accept(conn.serverTrailersOnly(stream, t, 0, null));
-        stream += 2;
-        Thread.sleep(50);
-      }
-      assertThat(p.expiryPeriodMillis()).isEqualTo(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS);
-      long burst = System.nanoTime();
-      for (int i = 0; i <= Pipeline.BURST_EVENTS / 2; i++) {
-        long t = p.clock().monotonicNow();
-        p.accept(conn.serverStart(stream, t));
-        p.accept(conn.serverTrailersOnly(stream, t, 0, null));
-        stream += 2;
-      }
-      while (p.expiryPeriodMillis() != Pipeline.EXPIRE_PERIOD_MILLIS && System.nanoTime() - burst < 5_000_000_000L) {
-        Thread.sleep(5);
-      }
-      assertThat(p.expiryPeriodMillis()).isEqualTo(Pipeline.EXPIRE_PERIOD_MILLIS);
-      // woken by the burst, not at the slow period's next run
-      assertThat((System.nanoTime() - burst) / 1_000_000).isLessThan(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS);
-    } finally {
-      p.close();
-    }
-  }
-
-  @Test
-  void theExpiryPeriodIsTheTimeOfEventsPerExpiryAtTheLastRate() {
-    assertThat(Pipeline.periodMillis(0, 100_000_000L)).isEqualTo(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS);
-    assertThat(Pipeline.periodMillis(200, 100_000_000L)).isEqualTo(Pipeline.EXPIRE_SLOW_PERIOD_MILLIS); // 2,000/s: 512 ms
-    assertThat(Pipeline.periodMillis(400, 100_000_000L)).isEqualTo(256); // 4,000 events/s
-    assertThat(Pipeline.periodMillis(2_000, 100_000_000L)).isEqualTo(Pipeline.EXPIRE_PERIOD_MILLIS); // 20,000/s: 51 ms
   }
 }

@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.config.ConfigLoader;
@@ -59,7 +60,7 @@ class SpanSizesTest {
     int calls = 10_000;
     Keeper keeper = new Keeper();
     List<SpanData> spans;
-    try (Pipeline p = Pipeline.builder(ConfigLoader.parse(
+    try (Pipeline p = PipelineBuilder.create(ConfigLoader.parse(
             "exporter: {batch: {max_queue_size: 32768, max_queue_bytes: 256MiB, max_export_batch_size: 4096}, queue: {max_bytes: 0}}\n"
                 + "metrics: {enabled: false}\ntelemetry: {http: {enabled: false}}\n", "t", Map.of()))
         .spanExporter(keeper).processMetadata(new FakeMetadata()).build()) {

@@ -1,5 +1,6 @@
 package io.gospan.receiver.metrics;
 
+import io.gospan.receiver.app.PipelineBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -29,7 +30,7 @@ class TelemetryServerIT {
   }
 
   static Pipeline pipeline(int port) {
-    return Pipeline.builder(ConfigLoader.parse(
+    return PipelineBuilder.create(ConfigLoader.parse(
             "metrics: {enabled: false}\nexporter: {type: none}\ntelemetry: {http: {address: \"127.0.0.1:" + port + "\"}}\n",
             "t", Map.of()))
         .processMetadata(new FakeMetadata())
