@@ -148,7 +148,7 @@ import java.util.function.Predicate;
  * </ul>
  *
  * <p>Thread-safe: every method takes one lock. The {@link SpanSink} is called under it and must not
- * block. {@link #expire()} must be called periodically (the pipeline does, every 100 ms).
+ * block. {@link #expire()} must be called periodically ({@link ExpiryTimer} does, every 100 ms at high event rates).
  */
 public final class SpanAssembler {
 
