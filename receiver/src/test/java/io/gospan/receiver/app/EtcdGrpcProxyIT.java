@@ -51,16 +51,9 @@ class EtcdGrpcProxyIT {
         .spanExporter(spans).telemetryServer(false).start()) {
       Tracer tracer = gospan.sidecar().tracer();
       assertThat(gospan.sidecar().awaitFirstScan(Duration.ofSeconds(10))).isTrue();
-      Process server = new ProcessBuilder(etcd.toString(), "--name", "t", "--data-dir", data.resolve("server").toString(),
-          "--listen-client-urls", "http://127.0.0.1:" + client, "--advertise-client-urls", "http://127.0.0.1:" + client,
-          "--listen-peer-urls", "http://127.0.0.1:" + peer, "--initial-advertise-peer-urls", "http://127.0.0.1:" + peer,
-          "--initial-cluster", "t=http://127.0.0.1:" + peer)
-          .redirectErrorStream(true).redirectOutput(data.resolve("etcd.log").toFile()).start();
-      servers.add(server);
-      Process proxy = new ProcessBuilder(etcd.toString(), "grpc-proxy", "start", "--endpoints", "127.0.0.1:" + client,
-          "--listen-addr", "127.0.0.1:" + proxyPort, "--data-dir", data.resolve("proxy").toString())
-          .redirectErrorStream(true).redirectOutput(data.resolve("proxy.log").toFile()).start();
-      servers.add(proxy);
+      startEtcdAndProxy(etcd, data, client, peer, proxyPort, servers);
+      Process server = servers.get(0);
+      Process proxy = servers.get(1);
       long proxyPid = proxy.pid();
       ShortLivedClientIT.await(() -> tracer.isTraced((int) server.pid()) && tracer.isTraced((int) proxyPid),
           Duration.ofSeconds(30), "etcd and its grpc-proxy traced");
@@ -143,16 +136,9 @@ class EtcdGrpcProxyIT {
           .spanExporter(spans).telemetryServer(false).start()) {
         Tracer tracer = gospan.sidecar().tracer();
         assertThat(gospan.sidecar().awaitFirstScan(Duration.ofSeconds(10))).isTrue();
-        Process server = new ProcessBuilder(etcd.toString(), "--name", "t", "--data-dir", data.resolve("server").toString(),
-            "--listen-client-urls", "http://127.0.0.1:" + client, "--advertise-client-urls", "http://127.0.0.1:" + client,
-            "--listen-peer-urls", "http://127.0.0.1:" + peer, "--initial-advertise-peer-urls", "http://127.0.0.1:" + peer,
-            "--initial-cluster", "t=http://127.0.0.1:" + peer)
-            .redirectErrorStream(true).redirectOutput(data.resolve("etcd.log").toFile()).start();
-        servers.add(server);
-        Process proxy = new ProcessBuilder(etcd.toString(), "grpc-proxy", "start", "--endpoints", "127.0.0.1:" + client,
-            "--listen-addr", "127.0.0.1:" + proxyPort, "--data-dir", data.resolve("proxy").toString())
-            .redirectErrorStream(true).redirectOutput(data.resolve("proxy.log").toFile()).start();
-        servers.add(proxy);
+        startEtcdAndProxy(etcd, data, client, peer, proxyPort, servers);
+        Process server = servers.get(0);
+        Process proxy = servers.get(1);
         long proxyPid = proxy.pid();
         long etcdPid = server.pid();
         ShortLivedClientIT.await(() -> tracer.isTraced((int) etcdPid) && tracer.isTraced((int) proxyPid),
@@ -233,5 +219,24 @@ class EtcdGrpcProxyIT {
         .filter(s -> s.getKind() == kind && Long.valueOf(proxyPid).equals(s.getResource().getAttribute(PID))
             && (s.getName().equals("etcdserverpb.KV/Put") || s.getName().equals("etcdserverpb.KV/Range")))
         .toList();
+  }
+
+  /**
+   * Starts Debian's etcd on {@code client}/{@code peer} and its grpc-proxy on {@code proxyPort} in
+   * front of it, logs under {@code data}; adds both to {@code servers} (etcd first), which the
+   * caller stops.
+   */
+  static void startEtcdAndProxy(Path etcd, Path data, int client, int peer, int proxyPort, List<Process> servers)
+      throws IOException {
+    Process server = new ProcessBuilder(etcd.toString(), "--name", "t", "--data-dir", data.resolve("server").toString(),
+        "--listen-client-urls", "http://127.0.0.1:" + client, "--advertise-client-urls", "http://127.0.0.1:" + client,
+        "--listen-peer-urls", "http://127.0.0.1:" + peer, "--initial-advertise-peer-urls", "http://127.0.0.1:" + peer,
+        "--initial-cluster", "t=http://127.0.0.1:" + peer)
+        .redirectErrorStream(true).redirectOutput(data.resolve("etcd.log").toFile()).start();
+    servers.add(server);
+    Process proxy = new ProcessBuilder(etcd.toString(), "grpc-proxy", "start", "--endpoints", "127.0.0.1:" + client,
+        "--listen-addr", "127.0.0.1:" + proxyPort, "--data-dir", data.resolve("proxy").toString())
+        .redirectErrorStream(true).redirectOutput(data.resolve("proxy.log").toFile()).start();
+    servers.add(proxy);
   }
 }
