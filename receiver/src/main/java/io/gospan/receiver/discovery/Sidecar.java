@@ -159,9 +159,12 @@ public final class Sidecar implements AutoCloseable {
                 .withNewProcesses(this::undiscovered));
     this.tracer =
         new Tracer(
-            options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()),
-            new ExitsAfterEvents(listener, exits), options.maxSkippedBinaries(), options.preference(),
-            options.headerNames().capturesResponses());
+            Tracer.Options.of(options.procFs(), options.selector())
+                .withMaxSkippedBinaries(options.maxSkippedBinaries())
+                .withPreference(options.preference())
+                .withResponseHeaders(options.headerNames().capturesResponses()),
+            new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()),
+            new ExitsAfterEvents(listener, exits));
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     poller.setDaemon(true);
   }
