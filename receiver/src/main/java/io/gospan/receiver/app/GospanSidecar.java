@@ -29,9 +29,9 @@ import java.util.concurrent.CompletionStage;
  * GospanConfig}.
  *
  * <pre>
- *  discovery.Sidecar ── header events ──► export.Pipeline (span assembly, BatchSpanProcessor, OTLP)
- *    probes, ring buffer, Tracer             ▲ registerProcess / processExited / hintProcess
- *    └─ Tracer.Listener ─────────────────────┘
+ *  discovery.Sidecar ── header events ──► export.Pipeline (span assembly, SpanExport, SelfTelemetry;
+ *    probes, ring buffer, Tracer             ▲ wired by PipelineBuilder)
+ *    └─ Tracer.Listener ─────────────────────┘ registerProcess / processExited / hintProcess
  *  ProbeTelemetry: the BPF counters and the tracer's state on the pipeline's meter
  *  link.LinkService (link.enabled): serves other gospans from span assembly, and is the
  *    RemoteLinks span assembly asks them through

@@ -18,6 +18,8 @@ import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -52,7 +54,7 @@ public final class PipelineBuilder {
   private MonotonicClock clock = MonotonicClock.system();
   private ProcessMetadata metadata; // null: /proc, with the configured resource attributes
   private boolean startTelemetryServer = true;
-  private final java.util.List<MetricReader> metricReaders = new java.util.ArrayList<>();
+  private final List<MetricReader> metricReaders = new ArrayList<>();
   private Duration expiryIdleAfter = ExpiryTimer.EXPIRE_IDLE_AFTER;
   private Duration expiryIdlePeriod = ExpiryTimer.EXPIRE_IDLE_PERIOD;
 

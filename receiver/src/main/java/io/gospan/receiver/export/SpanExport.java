@@ -39,12 +39,13 @@ public final class SpanExport {
   /** The parts whose drops {@link #reportDrops} logs, in that order. */
   private final List<LongSupplier> dropReports;
 
-  private SpanExport(ExporterConfig c, SpanExporter configured, boolean configuredConsole, Meter meter, MeterProvider meterProvider) {
+  /** {@code addConsole}: as {@code exporter.console} says ({@link Exporters#withConsole}), after the queue. */
+  private SpanExport(ExporterConfig c, SpanExporter configured, boolean addConsole, Meter meter, MeterProvider meterProvider) {
     this.queue = c.queue().enabled() && c.type() == ExporterType.OTLP
         ? Optional.of(ExportQueue.create(c.queue(), configured, attemptMillis(c), meter))
         : Optional.empty();
     SpanExporter queued = queue.<SpanExporter>map(q -> q).orElse(configured);
-    SpanExporter main = configuredConsole ? Exporters.withConsole(c, queued) : queued;
+    SpanExporter main = addConsole ? Exporters.withConsole(c, queued) : queued;
     ExportFailureLog failures = new ExportFailureLog(main);
     var batch = c.batch();
     this.admission = new SpanAdmission(batch.maxQueueSize(), batch.maxQueueBytes(), meter);
@@ -66,8 +67,8 @@ public final class SpanExport {
   }
 
   /**
-   * The chain to the exporter {@code c} configures; {@code
-   * exporter.console: true} adds the console exporter beside it (after the export queue).
+   * The chain to the exporter {@code c} configures; {@code exporter.console: true} adds the
+   * console exporter beside it (after the export queue).
    *
    * @param meter where the admission and the export queue count ({@code io.gospan})
    * @param meterProvider where the span processor counts ({@code otel.sdk.processor.span.*})
