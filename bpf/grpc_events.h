@@ -317,6 +317,13 @@ enum binary_flags {
 				      * streams (else the header-block set: only their parents) */
 };
 
+/* The probe sets of grpc-go's transport (GOSPAN_SET, GOSPAN_SPANS: `streams`, `headers`): which
+ * functions start and end a stream's span. A binary gets one of them (BINARY_STREAMS_SET). */
+enum gospan_probe_set {
+	PROBE_SET_STREAMS = 0, /* a stream's start and end where grpc-go creates and closes it (register-ABI binaries) */
+	PROBE_SET_HEADERS = 1, /* every HEADERS block written and read (Go <= 1.16; response metadata capture) */
+};
+
 /* A uprobe's attach cookie: (struct binary.generation << 32) | the flags below | (slot + 1). */
 enum gospan_cookie {
 	COOKIE_SLOT_MASK = 0xffff,       /* slot + 1 in `binaries`; 0: no slot */
@@ -325,9 +332,8 @@ enum gospan_cookie {
 					  * a hit where the jump will be taken is not the call's (stack_check_taken) */
 };
 
-/* How a connection type leads to its socket (struct conn_type.kind). */
+/* How a connection type leads to its socket (struct conn_type.kind; 0 in a free entry). */
 enum conn_kind {
-	CONN_UNUSED = 0,    /* a free entry */
 	CONN_SOCKET = 1,    /* the struct holds the *net.netFD at `offset` (*net.TCPConn, *net.UnixConn: net.conn.fd) */
 	CONN_INTERFACE = 2, /* the struct holds a net.Conn (or wider) interface value at `offset`: a wrapper
 			     * (crypto/tls.Conn.conn, grpc's syscallConn, cmux's MuxConn, h2c's bufConn ...) */
@@ -388,27 +394,31 @@ enum header_event_flags {
 	EVENT_SOCKET_PATH = 1 << 4,      /* a unix domain socket's path follows the fields (struct socket_path) */
 };
 
-/* Why a stream's start carries no socket (struct header_event.conn_status). */
+/* Why a stream's start carries no socket (struct header_event.conn_status). User space reports a value
+ * as the span attribute gospan.connection.unidentified, spelled as its name without CONN_ in lower case
+ * (CONN_UNKNOWN_TYPE: "unknown_type"; receiver.probe.ConnStatus, generated). */
 enum conn_status {
-	CONN_OK = 0,                 /* identified, or not asked (not a stream's start) */
-	CONN_NO_TYPES = 1,           /* the binary's conn_types table is empty (no runtime type information) */
-	CONN_UNKNOWN_TYPE = 2,       /* the net.Conn's dynamic type is not in the binary's conn_types table */
-	CONN_TOO_DEEP = 3,           /* more than GOSPAN_MAX_CONN_WRAPS wrappers */
-	CONN_READ_FAILED = 4,        /* a user or kernel read failed, or a nil connection */
-	CONN_NOT_SOCKET = 5,         /* the fd is closed, or not a socket */
-	CONN_OTHER_FAMILY = 6,       /* a socket neither AF_INET, AF_INET6 nor AF_UNIX */
-	CONN_NO_LOAD_BIAS = 7,       /* a PIE whose load bias could not be read */
+	CONN_OK = 0,                   /* identified, or not asked (not a stream's start) */
+	CONN_NO_TYPE_INFORMATION = 1,  /* the binary's conn_types table is empty (no runtime type information) */
+	CONN_UNKNOWN_TYPE = 2,         /* the net.Conn's dynamic type is not in the binary's conn_types table */
+	CONN_TOO_MANY_WRAPPERS = 3,    /* more than GOSPAN_MAX_CONN_WRAPS wrappers */
+	CONN_READ_FAILED = 4,          /* a user or kernel read failed, or a nil connection */
+	CONN_NOT_A_SOCKET = 5,         /* the fd is closed, or not a socket */
+	CONN_OTHER_ADDRESS_FAMILY = 6, /* a socket neither AF_INET, AF_INET6 nor AF_UNIX */
+	CONN_NO_LOAD_BIAS = 7,         /* a PIE whose load bias could not be read */
 };
 
 enum header_field_flags {
 	FIELD_VALUE_TRUNCATED = 1 << 0, /* the value was longer than GOSPAN_VALUE_LEN */
 };
 
+/* Which end of the RPC the traced process is (struct header_event.side; receiver.event.Side). */
 enum gospan_side {
 	SIDE_CLIENT = 0,
 	SIDE_SERVER = 1,
-	SIDE_UNKNOWN = 255,
 };
+/* A record whose side could not be read (loopyWriter.side): no side, user space drops it as malformed. */
+#define SIDE_UNKNOWN 255
 
 /* One captured header field. Only fields whose names are in `header_names` are captured:
  * anything else (authorization, cookies, tokens) never leaves the kernel. */
@@ -566,6 +576,13 @@ _Static_assert(sizeof(struct server_stream_ref) == 24, "struct server_stream_ref
  *                               for register-ABI binaries) or `headers` (every HEADERS block written and
  *                               read: Go <= 1.16, response metadata capture, or a binary the streams set
  *                               cannot be attached to); untagged: both
+ *   GOSPAN_STARTS(side)         its records start a span of that side (client, server: enum gospan_side);
+ *                               every probe sending the same GOSPAN_EVENT kind says the same
+ *   GOSPAN_SPANS(set, side...)  spans of these sides need the probe in probe set `set` (streams,
+ *                               headers: enum gospan_probe_set; or any): a binary has client (server)
+ *                               spans when every probe its set needs for them is attached
+ *   GOSPAN_RAW_MESSAGE          its records' grpc-message is grpc-go's own string (read from a
+ *                               status.Status), not a percent-encoded header value
  *   GOSPAN_PAST_GUARD           attached past the function's opening guard, `if s.swapState(streamDone)
  *                               == streamDone { return }` (found by disassembling it: the first XCHG on
  *                               the stream argument and the branch on its old value), where the
@@ -584,6 +601,14 @@ _Static_assert(sizeof(struct server_stream_ref) == 24, "struct server_stream_ref
 #define GOSPAN_IN_PROCESS GOSPAN_TAG("gospan:in_process")
 #define GOSPAN_SET(set) GOSPAN_TAG("gospan:set=" #set)
 #define GOSPAN_PAST_GUARD GOSPAN_TAG("gospan:past_guard")
+#define GOSPAN_STARTS(side) GOSPAN_TAG("gospan:starts=" #side)
+#define GOSPAN_SPANS(set, ...) GOSPAN_TAG("gospan:spans=" #set " " #__VA_ARGS__)
+#define GOSPAN_RAW_MESSAGE GOSPAN_TAG("gospan:raw_message")
+
+/* On a member of struct gospan_contract: user space gets a Java enum `class` (fully qualified) with a
+ * constant per value of the member's C enum, named as the value without `prefix`, holding the value
+ * (bpf/gen): a value added here is there at the next build, with nothing written in Java. */
+#define GOSPAN_JAVA_ENUM(class, prefix) GOSPAN_TAG("gospan:java_enum=" class " " #prefix)
 
 /* Every type and enum of the contract, for user space: a type reaches the object's BTF only if
  * something in the object uses it, and grpc.bpf.c points one unused global at this. */
@@ -598,14 +623,15 @@ struct gospan_contract {
 	enum gospan_limits limits;
 	enum header_event_flags event_flags;
 	enum header_field_flags field_flags;
-	enum gospan_side side;
+	enum gospan_side side GOSPAN_JAVA_ENUM("io.gospan.receiver.event.Side", SIDE_);
 	enum go_loc_kind loc_kind;
-	enum stream_parent_via via;
+	enum stream_parent_via via GOSPAN_JAVA_ENUM("io.gospan.receiver.event.StreamParentVia", VIA_);
 	enum binary_flags binary_flags;
 	enum gospan_cookie cookie;
 	struct socket_path socket_path;
-	enum conn_kind conn_kind;
-	enum conn_status conn_status;
+	enum conn_kind conn_kind GOSPAN_JAVA_ENUM("io.gospan.offsets.resolve.ConnKind", CONN_);
+	enum conn_status conn_status GOSPAN_JAVA_ENUM("io.gospan.receiver.probe.ConnStatus", CONN_);
+	enum gospan_probe_set probe_set; /* offsets.resolve.Probe.ProbeSet */
 };
 
 #endif /* GOSPAN_GRPC_EVENTS_H */

@@ -224,7 +224,7 @@ __noinline __s64 conn_fd(const struct binary *bin, __u64 tab, __u64 data, __u64 
 	int idx;
 
 	if (!bin)
-		return -CONN_NO_TYPES;
+		return -CONN_NO_TYPE_INFORMATION;
 	idx = conn_type_index(bin, tab);
 	for (int i = 0; i < GOSPAN_MAX_CONN_WRAPS; i++) {
 		const struct conn_type *ct;
@@ -240,7 +240,7 @@ __noinline __s64 conn_fd(const struct binary *bin, __u64 tab, __u64 data, __u64 
 			if (bin->offsets.net_fd_sysfd < 0 || read_u64(&netfd, at) || !netfd ||
 			    bpf_probe_read_user(&sysfd, sizeof(sysfd), (void *)(netfd + bin->offsets.net_fd_sysfd)))
 				return -CONN_READ_FAILED;
-			return sysfd < 0 || sysfd > 0x7fffffff ? -CONN_NOT_SOCKET : sysfd;
+			return sysfd < 0 || sysfd > 0x7fffffff ? -CONN_NOT_A_SOCKET : sysfd;
 		}
 		if (ct->kind == CONN_INTERFACE) {
 			if (bpf_probe_read_user(&conn, sizeof(conn), (void *)at) || !conn.data)
@@ -257,7 +257,7 @@ __noinline __s64 conn_fd(const struct binary *bin, __u64 tab, __u64 data, __u64 
 		}
 		return -CONN_UNKNOWN_TYPE;
 	}
-	return -CONN_TOO_DEEP;
+	return -CONN_TOO_MANY_WRAPPERS;
 }
 
 /*
@@ -322,13 +322,13 @@ static __always_inline void read_socket_btf(struct header_event *e)
 	__u16 family;
 
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[e->fd]) || !file) {
-		e->conn_status = CONN_NOT_SOCKET;
+		e->conn_status = CONN_NOT_A_SOCKET;
 		return;
 	}
 	file = bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
 	sock = bpf_rdonly_cast(file->private_data, bpf_core_type_id_kernel(struct socket));
 	if (!sock || !(sk = sock->sk)) {
-		e->conn_status = CONN_NOT_SOCKET;
+		e->conn_status = CONN_NOT_A_SOCKET;
 		return;
 	}
 	family = sk->__sk_common.skc_family;
@@ -348,7 +348,7 @@ static __always_inline void read_socket_btf(struct header_event *e)
 			return;
 		}
 	} else {
-		e->conn_status = CONN_OTHER_FAMILY;
+		e->conn_status = CONN_OTHER_ADDRESS_FAMILY;
 		return;
 	}
 	e->family = family;
@@ -404,7 +404,7 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct bina
 		goto unknown;
 	e->conn_id = conn.data;
 	if (!bin->conn_type_count) {
-		e->conn_status = CONN_NO_TYPES;
+		e->conn_status = CONN_NO_TYPE_INFORMATION;
 		goto unknown;
 	}
 	bias = load_bias(bin);
@@ -433,7 +433,7 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct bina
 	struct sock *sk;
 	__u16 family;
 
-	e->conn_status = CONN_NOT_SOCKET;
+	e->conn_status = CONN_NOT_A_SOCKET;
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[e->fd]) || !file)
 		goto unknown;
 	sock = BPF_CORE_READ(file, private_data);
@@ -465,7 +465,7 @@ static __always_inline void read_conn(enum gospan_probe probe, const struct bina
 			goto unknown;
 		}
 	} else {
-		e->conn_status = CONN_OTHER_FAMILY;
+		e->conn_status = CONN_OTHER_ADDRESS_FAMILY;
 		goto unknown;
 	}
 	e->family = family;

@@ -175,6 +175,8 @@ int uprobe_server_handle_stream(struct pt_regs *ctx)
 SEC("uprobe")
 GOSPAN_PROBE(PROBE_HTTP2_CLIENT_NEW_STREAM, "google.golang.org/grpc/internal/transport.(*http2Client).NewStream")
 GOSPAN_EVENT(HTTP2_CLIENT_NEW_STREAM)
+GOSPAN_STARTS(client)
+GOSPAN_SPANS(streams, client)
 GOSPAN_AT_RETURNS
 GOSPAN_REGISTER_ABI
 GOSPAN_PARENTS

@@ -229,6 +229,7 @@ GOSPAN_PROBE(PROBE_XNET_PROCESS_HEADERS,
 	     "golang.org/x/net/http2.(*serverConn).processHeaders")
 GOSPAN_SERVER(xnet)
 GOSPAN_EVENT(HTTP2_SERVER_PROCESS_HEADERS)
+GOSPAN_STARTS(server)
 int uprobe_xnet_process_headers(struct pt_regs *ctx)
 {
 	return process_headers(ctx, 0);
@@ -239,6 +240,7 @@ GOSPAN_PROBE(PROBE_NETHTTP_PROCESS_HEADERS,
 	     "net/http.(*http2serverConn).processHeaders")
 GOSPAN_SERVER(nethttp)
 GOSPAN_EVENT(HTTP2_SERVER_PROCESS_HEADERS)
+GOSPAN_STARTS(server)
 int uprobe_nethttp_process_headers(struct pt_regs *ctx)
 {
 	return process_headers(ctx, 1);

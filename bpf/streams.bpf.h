@@ -51,6 +51,8 @@ static __always_inline void status_fields(enum gospan_probe probe, const struct 
 SEC("uprobe")
 GOSPAN_PROBE(PROBE_HTTP2_CLIENT_CLOSE_STREAM, "google.golang.org/grpc/internal/transport.(*http2Client).closeStream")
 GOSPAN_EVENT(HTTP2_CLIENT_CLOSE_STREAM)
+GOSPAN_SPANS(streams, client)
+GOSPAN_RAW_MESSAGE
 GOSPAN_PAST_GUARD
 GOSPAN_REGISTER_ABI
 GOSPAN_SET(streams)
@@ -101,6 +103,8 @@ GOSPAN_PROBE(PROBE_HTTP2_SERVER_WRITE_STATUS,
 	     "google.golang.org/grpc/internal/transport.(*http2Server).writeStatus|"
 	     "google.golang.org/grpc/internal/transport.(*http2Server).WriteStatus")
 GOSPAN_EVENT(HTTP2_SERVER_WRITE_STATUS)
+GOSPAN_SPANS(streams, server)
+GOSPAN_RAW_MESSAGE
 GOSPAN_REGISTER_ABI
 GOSPAN_SET(streams)
 int uprobe_http2_server_write_status(struct pt_regs *ctx)

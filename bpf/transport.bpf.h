@@ -13,6 +13,8 @@ GOSPAN_PROBE(PROBE_LOOPY_WRITER_WRITE_HEADER,
 	     "google.golang.org/grpc/internal/transport.(*loopyWriter).writeHeader")
 GOSPAN_EVENT(LOOPY_WRITER_WRITE_HEADER)
 GOSPAN_SET(headers)
+GOSPAN_STARTS(client)
+GOSPAN_SPANS(headers, client, server)
 int uprobe_loopy_writer_write_header(struct pt_regs *ctx)
 {
 	const enum gospan_probe probe = PROBE_LOOPY_WRITER_WRITE_HEADER;
@@ -112,6 +114,7 @@ GOSPAN_PROBE(PROBE_HTTP2_CLIENT_OPERATE_HEADERS,
 	     "google.golang.org/grpc/internal/transport.(*http2Client).operateHeaders")
 GOSPAN_EVENT(HTTP2_CLIENT_OPERATE_HEADERS)
 GOSPAN_SET(headers)
+GOSPAN_SPANS(headers, client)
 int uprobe_http2_client_operate_headers(struct pt_regs *ctx)
 {
 	return operate_headers(ctx, PROBE_HTTP2_CLIENT_OPERATE_HEADERS, SIDE_CLIENT);
@@ -121,6 +124,8 @@ SEC("uprobe")
 GOSPAN_PROBE(PROBE_HTTP2_SERVER_OPERATE_HEADERS,
 	     "google.golang.org/grpc/internal/transport.(*http2Server).operateHeaders")
 GOSPAN_EVENT(HTTP2_SERVER_OPERATE_HEADERS)
+GOSPAN_STARTS(server)
+GOSPAN_SPANS(any, server)
 int uprobe_http2_server_operate_headers(struct pt_regs *ctx)
 {
 	return operate_headers(ctx, PROBE_HTTP2_SERVER_OPERATE_HEADERS, SIDE_SERVER);

@@ -56,10 +56,6 @@ public final class GoBinary implements AutoCloseable {
       "*google.golang.org/grpc/credentials/internal.syscallConn,net.Conn";
   /** x/net's h2c wraps the hijacked connection (x/net http2/h2c/h2c.go). */
   public static final String ITAB_H2C_BUF_CONN = "*golang.org/x/net/http2/h2c.bufConn,net.Conn";
-  /** The itabs the connection probes compare against. */
-  public static final List<String> PROBE_ITABS =
-      List.of(ITAB_TCP_CONN, ITAB_TLS_CONN, ITAB_GRPC_SYSCALL_CONN, ITAB_GRPC_SYSCALL_CONN_OLD, ITAB_H2C_BUF_CONN);
-
   private final ElfFile elf;
   private BuildInfo buildInfo;
   private GoBinaryException buildInfoError;
@@ -277,7 +273,7 @@ public final class GoBinary implements AutoCloseable {
   }
 
   /**
-   * Addresses of the named itabs ({@code "<concrete>,<interface>"}, see {@link #PROBE_ITABS}). With
+   * Addresses of the named itabs ({@code "<concrete>,<interface>"}, e.g. {@link #ITAB_TCP_CONN}). With
    * {@code .symtab}: the {@code go:itab.}/{@code go.itab.} symbols. Without them (stripped, or go1.27, which
    * has no itab symbols): the itabs listed in {@code runtime.firstmoduledata.itablinks} (go1.27: laid out in
    * the type data), named from the runtime type data. When neither works the

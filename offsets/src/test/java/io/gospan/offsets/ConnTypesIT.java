@@ -2,6 +2,7 @@ package io.gospan.offsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gospan.offsets.resolve.ConnKind;
 import io.gospan.offsets.resolve.ConnTypes;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,25 +35,25 @@ class ConnTypesIT {
             .filter(e -> e.iface().equals("net.Conn"))
             .collect(Collectors.toMap(ConnTypes.Entry::type, e -> e, (a, b) -> a));
         assertThat(byType.get("*net.TCPConn")).as(what).extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via)
-            .containsExactly(ConnTypes.Kind.SOCKET, "conn.fd");
-        assertThat(byType.get("*net.UnixConn")).as(what).extracting(ConnTypes.Entry::kind).isEqualTo(ConnTypes.Kind.SOCKET);
+            .containsExactly(ConnKind.SOCKET, "conn.fd");
+        assertThat(byType.get("*net.UnixConn")).as(what).extracting(ConnTypes.Entry::kind).isEqualTo(ConnKind.SOCKET);
         assertThat(byType.get("*crypto/tls.Conn")).as(what).extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via)
-            .containsExactly(ConnTypes.Kind.INTERFACE, "conn");
+            .containsExactly(ConnKind.INTERFACE, "conn");
         assertThat(byType.get("*google.golang.org/grpc/internal/credentials.syscallConn")).as(what)
-            .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via).containsExactly(ConnTypes.Kind.INTERFACE, "Conn");
+            .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via).containsExactly(ConnKind.INTERFACE, "Conn");
         // the fixture's own wrappers (grpcapp/main.go): one of each shape
         assertThat(byType.get("*main.countingConn")).as(what)
             .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::offset, ConnTypes.Entry::via)
-            .containsExactly(ConnTypes.Kind.INTERFACE, 0L, "Conn");
+            .containsExactly(ConnKind.INTERFACE, 0L, "Conn");
         ConnTypes.Entry tracked = byType.get("*main.trackedConn");
         assertThat(tracked).as(what).extracting(ConnTypes.Entry::kind, ConnTypes.Entry::offset, ConnTypes.Entry::via)
-            .containsExactly(ConnTypes.Kind.POINTER, 8L, "TCPConn");
+            .containsExactly(ConnKind.POINTER, 8L, "TCPConn");
         assertThat(table.entries().get(tracked.next()).type()).isEqualTo("*net.TCPConn");
         assertThat(byType.get("main.keepAliveConn")).as("%s: a one-pointer struct, in the data word", what)
             .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::offset, ConnTypes.Entry::via, ConnTypes.Entry::direct)
-            .containsExactly(ConnTypes.Kind.SOCKET, byType.get("*net.TCPConn").offset(), "conn.fd", true);
+            .containsExactly(ConnKind.SOCKET, byType.get("*net.TCPConn").offset(), "conn.fd", true);
         assertThat(byType.get("*main.embeddedConn")).as(what)
-            .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via).containsExactly(ConnTypes.Kind.SOCKET, "TCPConn.conn.fd");
+            .extracting(ConnTypes.Entry::kind, ConnTypes.Entry::via).containsExactly(ConnKind.SOCKET, "TCPConn.conn.fd");
         assertThat(table.unresolved()).as(what).isEmpty();
         GoBinary.Dwarf dwarf = full.dwarf();
         for (ConnTypes.Entry e : table.entries()) {
@@ -60,7 +61,7 @@ class ConnTypesIT {
             String name = e.type() + "," + e.iface();
             assertThat(full.itabs(List.of(name)).address(name)).as("%s: itab %s", what, name).hasValue(e.itab());
           }
-          if (e.kind() != ConnTypes.Kind.POINTER && !e.direct()) {
+          if (e.kind() != ConnKind.POINTER && !e.direct()) {
             String struct = e.type().startsWith("*") ? e.type().substring(1) : e.type();
             assertThat(dwarf.memberOffset(struct, e.via())).as("%s: %s.%s", what, struct, e.via()).hasValue(e.offset());
           }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.offsets.elf.ElfFile;
 import io.gospan.offsets.elf.ElfSection;
+import io.gospan.offsets.fuzz.FuzzSeeds;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -145,7 +146,7 @@ class CorruptionIT {
     outcome.append(part("buildinfo", () -> bin.buildInfo()));
     outcome.append(part("functions", () -> bin.functions(GoFixtures.FUNCTIONS)));
     outcome.append(part("pclntab", () -> bin.functionsFromPclntab(GoFixtures.FUNCTIONS)));
-    outcome.append(part("itabs", () -> bin.itabs(GoBinary.PROBE_ITABS)));
+    outcome.append(part("itabs", () -> bin.itabs(FuzzSeeds.CONN_ITABS)));
     outcome.append(part("dwarf", () -> {
       GoBinary.Dwarf d = bin.dwarf();
       for (String f : GoFixtures.FUNCTIONS) {

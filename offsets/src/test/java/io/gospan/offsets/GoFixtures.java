@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * cached (under {@code offsets/target/} and {@code examples/bin/}); anything that cannot be built fails the
  * test with the reason (no skipping).
  */
-final class GoFixtures {
+public final class GoFixtures {
   /** The module directory {@code offsets/} (Maven runs tests there). */
   static final Path OFFSETS = Paths.get("").toAbsolutePath();
   static final Path REPO = OFFSETS.getParent();
@@ -64,7 +64,7 @@ final class GoFixtures {
    * {@code grpcVersion}; returns its directory holding {@code app}, {@code app.stripped},
    * {@code app.plaindwarf}.
    */
-  static Path fixture(String goVersion, String grpcVersion) {
+  public static Path fixture(String goVersion, String grpcVersion) {
     Path out = TARGET.resolve("go-fixtures/go" + goVersion + "-grpc" + grpcVersion.replaceFirst("^v", ""));
     run(List.of(OFFSETS.resolve("src/test/go/fixtures/build-fixture.sh").toString(), goVersion, grpcVersion,
         out.toString()), OFFSETS, 30);
@@ -75,7 +75,7 @@ final class GoFixtures {
    * Builds the example greeter server and client through {@code examples/build.sh}; returns the output
    * directory it prints last.
    */
-  static Path example(List<String> args) {
+  public static Path example(List<String> args) {
     List<String> cmd = new ArrayList<>();
     Path script = REPO.resolve("examples/build.sh");
     if (!Files.isExecutable(script)) {

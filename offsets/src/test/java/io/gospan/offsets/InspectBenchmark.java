@@ -2,6 +2,7 @@ package io.gospan.offsets;
 
 import io.gospan.offsets.buildinfo.BuildInfo;
 import io.gospan.offsets.dwarf.FunctionParameters;
+import io.gospan.offsets.fuzz.FuzzSeeds;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -75,7 +76,7 @@ public final class InspectBenchmark {
       Map<String, GoFunction> fns = bin.functions(FUNCTIONS);
       answered += fns.size();
       missing += FUNCTIONS.size() - fns.size();
-      ItabAddresses itabs = bin.itabs(GoBinary.PROBE_ITABS);
+      ItabAddresses itabs = bin.itabs(FuzzSeeds.CONN_ITABS);
       answered += itabs.addresses().size();
       String dwarf;
       try {

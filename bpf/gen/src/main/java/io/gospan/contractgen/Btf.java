@@ -2,6 +2,7 @@ package io.gospan.contractgen;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.NullNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -26,11 +27,16 @@ final class Btf {
   /** One enum value. */
   record EnumValue(String name, long value) {}
 
+  /** A global variable of a data section: name and size in bytes. */
+  record Variable(String name, int size) {}
+
   private final Map<Integer, JsonNode> types = new HashMap<>();
   private final Map<String, JsonNode> structs = new HashMap<>();
   private final Map<String, JsonNode> enums = new HashMap<>();
   /** Decl tags by (type id, component index); -1 is the declaration itself. */
   private final Map<Integer, Map<Integer, List<String>>> tags = new HashMap<>();
+  /** Data sections (BTF_KIND_DATASEC) by name. */
+  private final Map<String, JsonNode> sections = new HashMap<>();
   /** Functions (BTF_KIND_FUNC) in the object's order: name to type id. */
   private final Map<String, Integer> functions = new LinkedHashMap<>();
 
@@ -43,6 +49,7 @@ final class Btf {
         case "STRUCT" -> structs.putIfAbsent(name, t);
         case "ENUM", "ENUM64" -> enums.putIfAbsent(name, t);
         case "FUNC" -> functions.putIfAbsent(name, id);
+        case "DATASEC" -> sections.putIfAbsent(name, t);
         case "DECL_TAG" -> tags.computeIfAbsent(t.path("type_id").asInt(), k -> new HashMap<>())
             .computeIfAbsent(t.path("component_idx").asInt(), k -> new ArrayList<>())
             .add(name);
@@ -128,6 +135,18 @@ final class Btf {
     List<EnumValue> out = new ArrayList<>();
     for (JsonNode v : e.path("values")) {
       out.add(new EnumValue(v.path("name").asText(), v.path("val").asLong()));
+    }
+    return out;
+  }
+
+  /**
+   * The variables of data section {@code name} (e.g. ".maps", ".rodata") in the object's order; none
+   * when it has no such section.
+   */
+  List<Variable> section(String name) {
+    List<Variable> out = new ArrayList<>();
+    for (JsonNode v : sections.getOrDefault(name, NullNode.getInstance()).path("vars")) {
+      out.add(new Variable(type(v.path("type_id").asInt()).path("name").asText(), v.path("size").asInt()));
     }
     return out;
   }

@@ -277,7 +277,7 @@ public final class CatalogGenerator {
       + "| grpc-go's route_guide, `-buildmode=pie -ldflags=-s -w`, with its grpc-go release removed from the catalog"
       + " (as a release newer than this gospan) | | runtime type information and code | `NewerThanCatalogIT`,"
       + " `InspectNewerThanCatalogIT` |\n\n"
-      + "Remaining limits: the first run of a short-lived program gospan has never seen is missed (README,"
+      + "Remaining limits: the first run of a short-lived program gospan has never seen is missed (docs/limits.md,"
       + " \"Limits\"); a stripped binary of a release the catalog does not cover loses the probes of a function"
       + " whose parameters changed in it (`gospan inspect` says which), and stack-ABI arguments (Go ≤ 1.16) come"
       + " from the catalog only.\n\n";

@@ -31,11 +31,11 @@ import java.util.Set;
  * decides:
  *
  * <ul>
- *   <li>a {@code *net.netFD}: the type holds the socket itself ({@link Kind#SOCKET}: {@code *net.TCPConn},
+ *   <li>a {@code *net.netFD}: the type holds the socket itself ({@link ConnKind#SOCKET}: {@code *net.TCPConn},
  *       {@code *net.UnixConn} through their embedded {@code net.conn}, or a struct embedding one by value);
- *   <li>a field of a connection interface type: a wrapper ({@link Kind#INTERFACE}: {@code crypto/tls.Conn}'s
+ *   <li>a field of a connection interface type: a wrapper ({@link ConnKind#INTERFACE}: {@code crypto/tls.Conn}'s
  *       {@code conn}, grpc-go's {@code syscallConn}, cmux's {@code MuxConn}, h2c's {@code bufConn}, ...);
- *   <li>failing both, a pointer to a struct that resolves itself ({@link Kind#POINTER}: e.g. a wrapper
+ *   <li>failing both, a pointer to a struct that resolves itself ({@link ConnKind#POINTER}: e.g. a wrapper
  *       embedding {@code *net.TCPConn}).
  * </ul>
  *
@@ -47,35 +47,25 @@ import java.util.Set;
  * <p>Addresses are link-time addresses: a position-independent executable's move with its load bias, which
  * the BPF programs subtract.
  *
- * @param entries the table, at most the {@code max} given to {@link #of}; a {@link Kind#POINTER} entry's
+ * @param entries the table, at most the {@code max} given to {@link #of}; a {@link ConnKind#POINTER} entry's
  *     {@link Entry#next()} indexes it
  * @param unresolved concrete types of connection itabs that lead to no socket, with the reason, by type name
  * @param dropped entries left out because the table was full, by type name
  * @param netFdSysfd the offset of {@code netFD.pfd.Sysfd} (net fd_posix.go, internal/poll fd_unix.go: the
- *     file descriptor behind a {@link Kind#SOCKET} type's {@code *net.netFD}), bytes; -1 when unknown
+ *     file descriptor behind a {@link ConnKind#SOCKET} type's {@code *net.netFD}), bytes; -1 when unknown
  * @param unavailable why the runtime type information could not be read; null when it was
  */
 public record ConnTypes(
     List<Entry> entries, Map<String, String> unresolved, List<String> dropped, long netFdSysfd, String unavailable) {
 
-  /** How an entry's type leads to the socket. */
-  public enum Kind {
-    /** The struct holds a {@code *net.netFD} at {@link Entry#offset()}: the socket. */
-    SOCKET,
-    /** The struct holds a connection interface value ({itab, data}) at {@link Entry#offset()}. */
-    INTERFACE,
-    /** The struct holds a pointer at {@link Entry#offset()} to a struct described by entry {@link Entry#next()}. */
-    POINTER
-  }
-
   /**
    * One table entry.
    *
    * @param itab the link-time address of the itab a connection interface value of this type holds; 0 for
-   *     an entry reached only through a {@link Kind#POINTER} entry
+   *     an entry reached only through a {@link ConnKind#POINTER} entry
    * @param kind how it leads on
    * @param offset bytes from the start of the struct
-   * @param next for {@link Kind#POINTER}: the index of the pointee's entry; else -1
+   * @param next for {@link ConnKind#POINTER}: the index of the pointee's entry; else -1
    * @param type the concrete type, e.g. {@code *github.com/soheilhy/cmux.MuxConn}
    * @param iface the interface of the itab, e.g. {@code net.Conn}; empty for an entry without itab
    * @param via the field path that leads on, e.g. {@code Conn} or {@code conn.fd}; for a {@code direct} type,
@@ -83,7 +73,7 @@ public record ConnTypes(
    * @param direct the type is a struct of one pointer, stored in the interface's data word itself: the
    *     offset is into what that pointer points to
    */
-  public record Entry(long itab, Kind kind, long offset, int next, String type, String iface, String via, boolean direct) {}
+  public record Entry(long itab, ConnKind kind, long offset, int next, String type, String iface, String via, boolean direct) {}
 
   /** Struct fields held by value entered, at most. */
   static final int MAX_DEPTH = 3;
@@ -107,7 +97,7 @@ public record ConnTypes(
 
   /** Whether a connection of some type reaches a socket ({@code *net.TCPConn}, {@code *net.UnixConn}, ...). */
   public boolean identifiesSockets() {
-    return entries.stream().anyMatch(e -> e.kind() == Kind.SOCKET);
+    return entries.stream().anyMatch(e -> e.kind() == ConnKind.SOCKET);
   }
 
   /** The entry of the itab whose concrete type is {@code type} (e.g. {@code *net.TCPConn}) and interface {@code net.Conn}. */
@@ -146,8 +136,8 @@ public record ConnTypes(
   }
 
   /** What a type resolves to. */
-  private record Resolved(Kind kind, long offset, long pointee, String via, String unresolved, boolean direct) {
-    Resolved(Kind kind, long offset, long pointee, String via, String unresolved) {
+  private record Resolved(ConnKind kind, long offset, long pointee, String via, String unresolved, boolean direct) {
+    Resolved(ConnKind kind, long offset, long pointee, String via, String unresolved) {
       this(kind, offset, pointee, via, unresolved, false);
     }
 
@@ -243,7 +233,7 @@ public record ConnTypes(
     private int add(long itab, long type, Resolved r, String iface, List<Entry> entries, Map<Long, Integer> entryOfType,
         int max, int hops) throws GoBinaryException {
       int next = -1;
-      if (r.kind() == Kind.POINTER) {
+      if (r.kind() == ConnKind.POINTER) {
         Integer known = entryOfType.get(r.pointee());
         if (known != null) {
           next = known;
@@ -320,10 +310,10 @@ public record ConnTypes(
           if (sysfd < 0) {
             sysfd = sysfd(rt.elem(f.type()));
           }
-          return new Resolved(Kind.SOCKET, base + f.offset(), 0, via, null);
+          return new Resolved(ConnKind.SOCKET, base + f.offset(), 0, via, null);
         }
         if (kind == RuntimeTypes.KIND_INTERFACE_VALUE && connInterface(f.type())) {
-          return new Resolved(Kind.INTERFACE, base + f.offset(), 0, via, null);
+          return new Resolved(ConnKind.INTERFACE, base + f.offset(), 0, via, null);
         }
         if (kind == RuntimeTypes.KIND_STRUCT_VALUE && depth < MAX_DEPTH) {
           Resolved inner = inStruct(f.type(), base + f.offset(), via + ".", depth + 1, visiting, hops);
@@ -338,7 +328,7 @@ public record ConnTypes(
       if (hops < MAX_POINTER_HOPS) {
         for (RuntimeTypes.Field p : pointers) {
           if (resolve(p.type(), visiting, hops + 1).ok()) {
-            return new Resolved(Kind.POINTER, p.offset(), p.type(), p.name(), null);
+            return new Resolved(ConnKind.POINTER, p.offset(), p.type(), p.name(), null);
           }
         }
       }

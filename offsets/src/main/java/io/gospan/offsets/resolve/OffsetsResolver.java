@@ -4,7 +4,6 @@ import io.gospan.offsets.DwarfUnavailableException;
 import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.GoFunction;
-import io.gospan.offsets.ItabAddresses;
 import io.gospan.offsets.catalog.OffsetsCatalog;
 import io.gospan.offsets.dwarf.FunctionParameters;
 import io.gospan.offsets.dwarf.Parameter;
@@ -105,9 +104,7 @@ public final class OffsetsResolver {
         noVersions = "no module versions (unreadable build info: " + e.getMessage() + ")";
       }
       for (ProbeField field : ProbeField.values()) {
-        if (field.kind() != ProbeField.Kind.ITAB) {
-          answers.put(field, versions != null ? catalog.lookup(field, versions) : OffsetsCatalog.Answer.none(noVersions, false));
-        }
+        answers.put(field, versions != null ? catalog.lookup(field, versions) : OffsetsCatalog.Answer.none(noVersions, false));
       }
       if (versions != null && versions.grpcInferredFrom() != null) {
         checkInferred(binary, answers, notes);
@@ -124,15 +121,7 @@ public final class OffsetsResolver {
     TypeInfo typeInfo = new TypeInfo(binary, catalog, versions, functions);
 
     Map<Probe, Optional<FunctionParameters>> params = new EnumMap<>(Probe.class);
-    ItabAddresses itabs = null;
     for (ProbeField field : ProbeField.values()) {
-      if (field.kind() == ProbeField.Kind.ITAB) {
-        if (itabs == null) {
-          itabs = binary.itabs(GoBinary.PROBE_ITABS);
-        }
-        resolveItab(field, itabs, values, missing);
-        continue;
-      }
       OffsetsCatalog.Answer answer = answers.get(field);
       FieldValue fromCatalog = answer == null ? null : answer.value();
       if (dwarf == null) {
@@ -385,21 +374,6 @@ public final class OffsetsResolver {
       }
       default:
         throw new AssertionError(field);
-    }
-  }
-
-  private static void resolveItab(
-      ProbeField field, ItabAddresses itabs, Map<ProbeField, FieldValue> values, Map<ProbeField, String> missing) {
-    String name = field.path().get(0);
-    Optional<Long> addr = itabs.address(name);
-    if (addr.isPresent()) {
-      FieldValue.Source src =
-          itabs.source() == ItabAddresses.Source.ITABLINKS ? FieldValue.Source.ITABLINKS : FieldValue.Source.SYMTAB;
-      values.put(field, new FieldValue(null, addr.get(), src));
-    } else if (!itabs.available()) {
-      missing.put(field, "itab addresses unavailable: " + itabs.detail());
-    } else {
-      missing.put(field, "no itab " + name + " in the binary (type not used as a net.Conn)");
     }
   }
 

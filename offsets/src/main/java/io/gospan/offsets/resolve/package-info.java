@@ -5,7 +5,7 @@
  * them): argument locations, struct member offsets, type sizes and itab addresses, each with its
  * source. A field that cannot be resolved disables only the probes that need it, with the reason.
  *
- * <p>{@code Probe} and {@code ProbeField} are generated from the tags of the built {@code
+ * <p>{@code Probe}, {@code ProbeField} and {@code ConnKind} are generated from the tags of the built {@code
  * grpc.bpf.o} ({@code bpf/grpc_events.h}, by {@code bpf/gen} during the build): the C side is
  * their single definition.
  */

@@ -8,16 +8,16 @@ import org.junit.jupiter.api.Test;
 class PackageOfTest {
   @Test
   void packagePathIsUpToTheFirstDotAfterTheLastSlash() {
-    assertThat(DwarfData.packageOf("google.golang.org/grpc/internal/transport.(*loopyWriter).writeHeader"))
+    assertThat(NameDirectory.packageOf("google.golang.org/grpc/internal/transport.(*loopyWriter).writeHeader"))
         .isEqualTo("google.golang.org/grpc/internal/transport");
-    assertThat(DwarfData.packageOf("golang.org/x/net/http2/hpack.(*Encoder).WriteField"))
+    assertThat(NameDirectory.packageOf("golang.org/x/net/http2/hpack.(*Encoder).WriteField"))
         .isEqualTo("golang.org/x/net/http2/hpack");
-    assertThat(DwarfData.packageOf("main.main")).isEqualTo("main");
+    assertThat(NameDirectory.packageOf("main.main")).isEqualTo("main");
     // A dot in the last path element makes the guess wrong; the lookup then scans every unit, so the answer
     // is still right, only slower.
-    assertThat(DwarfData.packageOf("gopkg.in/yaml.v3.Unmarshal")).isEqualTo("gopkg.in/yaml");
-    assertThat(DwarfData.packageOf("sync/atomic.(*Pointer[go.shape.struct { a/b.c int }]).Load"))
+    assertThat(NameDirectory.packageOf("gopkg.in/yaml.v3.Unmarshal")).isEqualTo("gopkg.in/yaml");
+    assertThat(NameDirectory.packageOf("sync/atomic.(*Pointer[go.shape.struct { a/b.c int }]).Load"))
         .isEqualTo("sync/atomic");
-    assertThat(DwarfData.packageOf("nodot")).isEqualTo("nodot");
+    assertThat(NameDirectory.packageOf("nodot")).isEqualTo("nodot");
   }
 }

@@ -241,7 +241,7 @@ final class FuzzOracle {
 
   static void runtimeTypes(GoBinary bin) {
     check("itabs", () -> {
-      ItabAddresses itabs = bin.itabs(GoBinary.PROBE_ITABS);
+      ItabAddresses itabs = bin.itabs(FuzzSeeds.CONN_ITABS);
       itabs.available();
       printable(itabs.detail());
     });

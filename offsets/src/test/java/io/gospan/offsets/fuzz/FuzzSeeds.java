@@ -3,6 +3,7 @@ package io.gospan.offsets.fuzz;
 import static io.gospan.offsets.fuzz.DwarfWriter.a;
 import static io.gospan.offsets.fuzz.DwarfWriter.implicit;
 
+import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.fuzz.FuzzImage.Kind;
 import io.gospan.offsets.fuzz.FuzzImage.Section;
 import java.io.ByteArrayOutputStream;
@@ -44,6 +45,10 @@ public final class FuzzSeeds {
 
   private static final String MOD_START = "0w\u00af\u000c\u0092t\u0008\u0002A\u00e1\u00c1\u0007\u00e6\u00d6\u0018\u00e6";
   private static final String MOD_END = "\u00f92C1\u0086\u0018 r\u0000\u0082B\u0010A\u0016\u00d8\u00f2";
+
+  /** The connection itabs {@link io.gospan.offsets.GoBinary} names, as the tests ask for them. */
+  public static final List<String> CONN_ITABS = List.of(GoBinary.ITAB_TCP_CONN, GoBinary.ITAB_TLS_CONN,
+      GoBinary.ITAB_GRPC_SYSCALL_CONN, GoBinary.ITAB_GRPC_SYSCALL_CONN_OLD, GoBinary.ITAB_H2C_BUF_CONN);
 
   private FuzzSeeds() {}
 

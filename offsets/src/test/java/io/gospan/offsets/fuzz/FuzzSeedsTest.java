@@ -101,7 +101,7 @@ class FuzzSeedsTest {
     GoBinary sym = open("pclntab", "symtab");
     assertThat(sym.functions(names).values()).allMatch(f -> f.source() == GoFunction.Source.SYMTAB)
         .hasSize(names.size());
-    assertThat(sym.itabs(GoBinary.PROBE_ITABS).addresses()).containsOnlyKeys(GoBinary.ITAB_TCP_CONN,
+    assertThat(sym.itabs(FuzzSeeds.CONN_ITABS).addresses()).containsOnlyKeys(GoBinary.ITAB_TCP_CONN,
         GoBinary.ITAB_TLS_CONN);
   }
 
@@ -109,7 +109,7 @@ class FuzzSeedsTest {
   void runtimeTypeSeedsGiveItabsAndStructLayouts() throws Exception {
     for (String seed : List.of("go1.16", "go1.18", "go1.22", "go1.26", "go1.27")) {
       GoBinary bin = open("runtimeTypes", seed);
-      ItabAddresses itabs = bin.itabs(GoBinary.PROBE_ITABS);
+      ItabAddresses itabs = bin.itabs(FuzzSeeds.CONN_ITABS);
       assertThat(itabs.source()).as(seed + " " + itabs.detail()).isEqualTo(ItabAddresses.Source.ITABLINKS);
       assertThat(itabs.addresses()).as(seed).containsOnlyKeys(GoBinary.ITAB_TCP_CONN, GoBinary.ITAB_TLS_CONN,
           GoBinary.ITAB_GRPC_SYSCALL_CONN);
@@ -120,7 +120,7 @@ class FuzzSeedsTest {
           .contains(OptionalLong.of(16));
       assertThat(layouts.struct("crypto/tls.Conn").fields()).as(seed).containsEntry("isClient", 16L);
       assertThat(layouts.struct("google.golang.org/grpc/internal/credentials.syscallConn").size()).isEqualTo(32);
-      assertThat(open("rawImage", seed).itabs(GoBinary.PROBE_ITABS).addresses()).hasSize(3);
+      assertThat(open("rawImage", seed).itabs(FuzzSeeds.CONN_ITABS).addresses()).hasSize(3);
     }
   }
 

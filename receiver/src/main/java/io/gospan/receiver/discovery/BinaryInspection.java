@@ -14,6 +14,7 @@ import io.gospan.offsets.resolve.Probe;
 import io.gospan.offsets.resolve.ProbeField;
 import io.gospan.offsets.code.FunctionCode;
 import io.gospan.offsets.code.ResultPlaces;
+import io.gospan.offsets.resolve.ConnKind;
 import io.gospan.offsets.resolve.ConnTypes;
 import io.gospan.receiver.probe.BinaryLayout;
 import java.io.IOException;
@@ -245,7 +246,7 @@ public final class BinaryInspection {
     } else if (probe.pastGuard() && returns instanceof List<?> l) {
       l.forEach(o -> rets.add((Long) o));
     }
-    return new ProbePlan(probe, f, probe.writeField() ? Action.DEFER : Action.ATTACH, null, rets);
+    return new ProbePlan(probe, f, probe.lazy() ? Action.DEFER : Action.ATTACH, null, rets);
   }
 
   /**
@@ -514,17 +515,12 @@ public final class BinaryInspection {
 
   /** grpc-go's client side: a span per call the binary makes. */
   public boolean clientSpans() {
-    Set<Probe> ok = attachable();
-    return probeSet == Probe.ProbeSet.STREAMS
-        ? ok.contains(Probe.HTTP2_CLIENT_NEW_STREAM) && ok.contains(Probe.HTTP2_CLIENT_CLOSE_STREAM)
-        : ok.contains(Probe.LOOPY_WRITER_WRITE_HEADER) && ok.contains(Probe.HTTP2_CLIENT_OPERATE_HEADERS);
+    return attachable().containsAll(Probe.clientSpans(probeSet));
   }
 
   /** grpc-go's own HTTP/2 server: a span per call the binary serves. */
   public boolean serverSpans() {
-    Set<Probe> ok = attachable();
-    return ok.contains(Probe.HTTP2_SERVER_OPERATE_HEADERS) && ok.contains(probeSet == Probe.ProbeSet.STREAMS
-        ? Probe.HTTP2_SERVER_WRITE_STATUS : Probe.LOOPY_WRITER_WRITE_HEADER);
+    return attachable().containsAll(Probe.serverSpans(probeSet));
   }
 
   /**
@@ -573,7 +569,7 @@ public final class BinaryInspection {
   public String socketLinkingVerdict() {
     ConnTypes c = layout.connTypes();
     if (socketLinking()) {
-      long wrappers = c.entries().stream().filter(e -> e.kind() != ConnTypes.Kind.SOCKET && e.itab() != 0).count();
+      long wrappers = c.entries().stream().filter(e -> e.kind() != ConnKind.SOCKET && e.itab() != 0).count();
       boolean tcp = c.netConn("*net.TCPConn").isPresent();
       boolean unix = c.netConn("*net.UnixConn").isPresent();
       String kinds = tcp && unix ? "TCP and unix domain sockets" : tcp ? "TCP" : unix ? "unix domain sockets" : "sockets";

@@ -25,16 +25,5 @@ public record StreamParent(
     int streamId,
     long parentConnectionId,
     int parentStreamId,
-    Via via)
-    implements ProbeEvent {
-
-  /** How the BPF program found the parent. */
-  public enum Via {
-    /** The calling goroutine runs the server stream's handler. */
-    GOROUTINE,
-    /** The call's {@code context.Context} descends from the server stream's. */
-    CONTEXT,
-    /** The calling goroutine was started by the one running the handler (Go >= 1.21 {@code g.parentGoid}). */
-    PARENT_GOROUTINE
-  }
-}
+    StreamParentVia via)
+    implements ProbeEvent {}

@@ -4,6 +4,9 @@ import io.gospan.offsets.GoBinary;
 import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.resolve.ConnTypes;
 import io.gospan.offsets.elf.ElfFile;
+import io.gospan.receiver.probe.GrpcStructs.Binary;
+import io.gospan.receiver.probe.GrpcStructs.ConnType;
+import io.gospan.receiver.probe.GrpcStructs.GoOffsets;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.Optional;
@@ -74,33 +77,26 @@ public record BinaryLayout(Optional<long[]> readOnlyData, boolean pie, long text
    */
   void writeTo(ByteBuffer slot) {
     readOnlyData.ifPresent(r -> {
-      slot.putLong(GrpcLayouts.BINARY.offset("rodata_start"), r[0]);
-      slot.putLong(GrpcLayouts.BINARY.offset("rodata_end"), r[1]);
+      Binary.rodataStart(slot, 0, r[0]);
+      Binary.rodataEnd(slot, 0, r[1]);
     });
-    slot.putLong(GrpcLayouts.BINARY.offset("text_start"), textStart);
-    slot.put(GrpcLayouts.BINARY.offset("pie"), (byte) (pie ? 1 : 0));
-    slot.putShort(GrpcLayouts.BINARY.offset("new_stream_result"), (short) (newStreamResultSlot + 1));
+    Binary.textStart(slot, 0, textStart);
+    Binary.pie(slot, 0, pie ? 1 : 0);
+    Binary.newStreamResult(slot, 0, newStreamResultSlot + 1);
     // netFD.pfd.Sysfd: the catalog's or DWARF's value (written with the offsets); else the runtime type
     // information's (a Go release newer than the catalog, stripped)
-    int sysfd = GrpcLayouts.BINARY.offset("offsets") + GrpcLayouts.GO_OFFSETS.offset("net_fd_sysfd");
-    if (slot.getInt(sysfd) < 0 && connTypes.netFdSysfd() >= 0) {
-      slot.putInt(sysfd, (int) connTypes.netFdSysfd());
+    if (GoOffsets.netFdSysfd(slot, Binary.OFFSETS) < 0 && connTypes.netFdSysfd() >= 0) {
+      GoOffsets.netFdSysfd(slot, Binary.OFFSETS, (int) connTypes.netFdSysfd());
     }
-    int base = GrpcLayouts.BINARY.offset("conn_types");
-    int size = GrpcLayouts.CONN_TYPE.size();
     int count = 0;
     for (ConnTypes.Entry e : connTypes.entries()) {
-      int at = base + count * size;
-      slot.putLong(at + GrpcLayouts.CONN_TYPE.offset("itab"), e.itab());
-      slot.putInt(at + GrpcLayouts.CONN_TYPE.offset("offset"), Math.toIntExact(e.offset()));
-      slot.put(at + GrpcLayouts.CONN_TYPE.offset("kind"), (byte) switch (e.kind()) {
-        case SOCKET -> GrpcConstants.CONN_SOCKET;
-        case INTERFACE -> GrpcConstants.CONN_INTERFACE;
-        case POINTER -> GrpcConstants.CONN_POINTER;
-      });
-      slot.put(at + GrpcLayouts.CONN_TYPE.offset("next"), (byte) Math.max(0, e.next()));
+      int at = Binary.CONN_TYPES + count * ConnType.SIZE;
+      ConnType.itab(slot, at, e.itab());
+      ConnType.offset(slot, at, Math.toIntExact(e.offset()));
+      ConnType.kind(slot, at, e.kind().value());
+      ConnType.next(slot, at, Math.max(0, e.next()));
       count++;
     }
-    slot.put(GrpcLayouts.BINARY.offset("conn_type_count"), (byte) count);
+    Binary.connTypeCount(slot, 0, count);
   }
 }

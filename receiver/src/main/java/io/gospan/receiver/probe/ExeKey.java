@@ -40,8 +40,8 @@ public record ExeKey(long dev, long ino) {
   /** The 16 bytes of {@code struct exe_key}. */
   public byte[] toBytes() {
     ByteBuffer b = GrpcLayouts.EXE_KEY.allocate();
-    b.putLong(GrpcLayouts.EXE_KEY.offset("dev"), dev);
-    b.putLong(GrpcLayouts.EXE_KEY.offset("ino"), ino);
+    GrpcStructs.ExeKey.dev(b, 0, dev);
+    GrpcStructs.ExeKey.ino(b, 0, ino);
     return b.array();
   }
 }

@@ -49,17 +49,17 @@ public record ExecNotice(int pid, ExeKey exe, long mountNamespace, String path, 
   public static ExecNotice decode(ByteBuffer record) {
     ByteBuffer b = record.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     int base = b.position();
-    int fixed = GrpcLayouts.EXEC_NOTICE.offset("path");
+    int fixed = GrpcStructs.ExecNotice.PATH;
     if (b.remaining() < fixed) {
       throw new IllegalArgumentException("exec notice of " + b.remaining() + " bytes, shorter than its " + fixed);
     }
-    int exeAt = base + GrpcLayouts.EXEC_NOTICE.offset("exe");
-    ExeKey exe = new ExeKey(b.getLong(exeAt + GrpcLayouts.EXE_KEY.offset("dev")), b.getLong(exeAt + GrpcLayouts.EXE_KEY.offset("ino")));
-    int pid = b.getInt(base + GrpcLayouts.EXEC_NOTICE.offset("pid"));
-    long mntNs = b.getLong(base + GrpcLayouts.EXEC_NOTICE.offset("mnt_ns"));
-    long ts = b.getLong(base + GrpcLayouts.EXEC_NOTICE.offset("ts_ns"));
-    int flags = b.get(base + GrpcLayouts.EXEC_NOTICE.offset("flags")) & 0xff;
-    int len = b.getShort(base + GrpcLayouts.EXEC_NOTICE.offset("path_len")) & 0xffff;
+    int exeAt = base + GrpcStructs.ExecNotice.EXE;
+    ExeKey exe = new ExeKey(GrpcStructs.ExeKey.dev(b, exeAt), GrpcStructs.ExeKey.ino(b, exeAt));
+    int pid = GrpcStructs.ExecNotice.pid(b, base);
+    long mntNs = GrpcStructs.ExecNotice.mntNs(b, base);
+    long ts = GrpcStructs.ExecNotice.tsNs(b, base);
+    int flags = GrpcStructs.ExecNotice.flags(b, base);
+    int len = GrpcStructs.ExecNotice.pathLen(b, base);
     if (len > b.remaining() - fixed || len > GrpcLayouts.EXEC_PATH_LEN) {
       throw new IllegalArgumentException("exec notice's path of " + len + " bytes exceeds its record");
     }

@@ -36,8 +36,8 @@ public record GoLoc(int kind, int dwarfReg, int spOffset) {
 
   /** Writes {@code struct go_loc} at {@code offset}. */
   void writeTo(ByteBuffer b, int offset) {
-    b.put(offset + GrpcLayouts.GO_LOC.offset("kind"), (byte) kind);
-    b.put(offset + GrpcLayouts.GO_LOC.offset("dwarf_reg"), (byte) dwarfReg);
-    b.putInt(offset + GrpcLayouts.GO_LOC.offset("sp_offset"), spOffset);
+    GrpcStructs.GoLoc.kind(b, offset, kind);
+    GrpcStructs.GoLoc.dwarfReg(b, offset, dwarfReg);
+    GrpcStructs.GoLoc.spOffset(b, offset, spOffset);
   }
 }

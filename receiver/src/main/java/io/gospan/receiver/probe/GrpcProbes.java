@@ -8,10 +8,11 @@ import io.gospan.receiver.bpf.BpfMap;
 import io.gospan.receiver.bpf.BpfObject;
 import io.gospan.receiver.bpf.BpfProgram;
 import io.gospan.receiver.bpf.RingBuffer;
-import io.gospan.receiver.bpf.StructLayout;
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.event.ProbeKind;
+import io.gospan.receiver.probe.GrpcObject.MapName;
+import io.gospan.receiver.probe.GrpcObject.Setting;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.io.IOException;
@@ -113,13 +114,13 @@ public final class GrpcProbes implements AutoCloseable {
 
   private GrpcProbes(BpfObject object, Options options) {
     this.object = object;
-    this.binaries = object.map("binaries");
-    this.slotByExe = object.map("slot_by_exe");
-    this.binaryExecs = object.map("binary_execs");
-    this.counters = object.map("probe_counters");
+    this.binaries = object.map(MapName.BINARIES.cName());
+    this.slotByExe = object.map(MapName.SLOT_BY_EXE.cName());
+    this.binaryExecs = object.map(MapName.BINARY_EXECS.cName());
+    this.counters = object.map(MapName.PROBE_COUNTERS.cName());
     HeaderNames names = options.headerNames();
     this.decoder = new HeaderEventDecoder(names, options.newProcesses());
-    BpfMap nameMap = object.map("header_names");
+    BpfMap nameMap = object.map(MapName.HEADER_NAMES.cName());
     for (int id = 0; id < names.names().size(); id++) {
       nameMap.update(HeaderNames.key(names.name(id)), new byte[] {(byte) id}, BpfMap.BPF_ANY);
     }
@@ -127,7 +128,7 @@ public final class GrpcProbes implements AutoCloseable {
     Consumer<ProbeEvent> sink = options.sink();
     this.ringBuffer =
         RingBuffer.open(
-            object.map("events"),
+            object.map(MapName.EVENTS.cName()),
             record -> {
               if (rawTap != null) {
                 rawTap.onRecord(record.duplicate());
@@ -192,37 +193,34 @@ public final class GrpcProbes implements AutoCloseable {
     int ringBufferBytes = options.ringBufferBytes();
     BpfObject obj = BpfObject.openResource(options.object());
     try {
-      obj.map("events").setMaxEntries(ringBufferBytes);
-      obj.setGlobal(
-          "request_name_lengths",
-          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.requestLengthMask()).array());
-      obj.setGlobal(
-          "response_name_lengths",
-          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(names.responseLengthMask()).array());
+      obj.map(MapName.EVENTS.cName()).setMaxEntries(ringBufferBytes);
+      set(obj, Setting.REQUEST_NAME_LENGTHS, names.requestLengthMask());
+      set(obj, Setting.RESPONSE_NAME_LENGTHS, names.responseLengthMask());
       // Records wake the reader only once a quarter of the buffer waits; otherwise the reader
       // drains on its own timer (see poll): a wakeup per record costs the traced program more
       // than the rest of the probe.
-      obj.setGlobal(
-          "wakeup_bytes",
-          ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(ringBufferBytes / 4).array());
+      set(obj, Setting.WAKEUP_BYTES, ringBufferBytes / 4);
       // Response headers before the trailers matter only for extra (allow-listed) metadata.
-      obj.setGlobal("capture_response_headers", new byte[] {(byte) (names.capturesResponses() ? 1 : 0)});
+      set(obj, Setting.CAPTURE_RESPONSE_HEADERS, names.capturesResponses() ? 1 : 0);
       // An HTTP/2 server's requests are recorded only when their content-type is gRPC's.
-      obj.setGlobal("content_type_id", new byte[] {(byte) names.names().indexOf("content-type")});
+      set(obj, Setting.CONTENT_TYPE_ID, names.names().indexOf("content-type"));
       // The streams set's records carry the method and the status in these fields.
-      obj.setGlobal("path_id", new byte[] {(byte) names.names().indexOf(":path")});
-      obj.setGlobal("grpc_status_id", new byte[] {(byte) names.names().indexOf("grpc-status")});
-      obj.setGlobal("grpc_message_id", new byte[] {(byte) names.names().indexOf("grpc-message")});
+      set(obj, Setting.PATH_ID, names.names().indexOf(":path"));
+      set(obj, Setting.GRPC_STATUS_ID, names.names().indexOf("grpc-status"));
+      set(obj, Setting.GRPC_MESSAGE_ID, names.names().indexOf("grpc-message"));
       // Records and exec notices carry process ids as gospan's /proc shows them.
-      obj.setGlobal(
-          "pidns_inum",
-          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) pidNamespaceInum(OWN_PID_NAMESPACE)).array());
+      set(obj, Setting.PIDNS_INUM, pidNamespaceInum(OWN_PID_NAMESPACE));
       obj.load();
       return new GrpcProbes(obj, options);
     } catch (RuntimeException e) {
       obj.close();
       throw e;
     }
+  }
+
+  /** Sets a {@code const volatile} global of the object, in its width (before loading). */
+  private static void set(BpfObject obj, Setting setting, long value) {
+    obj.setGlobal(setting.cName(), setting.bytes(value));
   }
 
   /**
@@ -243,7 +241,7 @@ public final class GrpcProbes implements AutoCloseable {
     } catch (io.gospan.receiver.bpf.BpfException e) {
       throw new ProbeException(e);
     }
-    execs = RingBuffer.open(object.map("execs"), record -> {
+    execs = RingBuffer.open(object.map(MapName.EXECS.cName()), record -> {
       ExecNotice n;
       try {
         n = ExecNotice.decode(record);
@@ -301,11 +299,11 @@ public final class GrpcProbes implements AutoCloseable {
         cookies.put(key, cookie);
       }
       ByteBuffer b = GrpcLayouts.BINARY.allocate();
-      b.put(GrpcLayouts.BINARY.offset("exe"), key.toBytes());
-      b.putLong(GrpcLayouts.BINARY.offset("generation"), cookie >>> 32);
-      b.putLong(GrpcLayouts.BINARY.offset("flags"), set == Probe.ProbeSet.STREAMS ? GrpcConstants.BINARY_STREAMS_SET : 0);
+      b.put(GrpcStructs.Binary.EXE, key.toBytes());
+      GrpcStructs.Binary.generation(b, 0, cookie >>> 32);
+      GrpcStructs.Binary.flags(b, 0, set == Probe.ProbeSet.STREAMS ? GrpcConstants.BINARY_STREAMS_SET : 0);
       // the offsets first: the layout's runtime-type netFD.pfd.Sysfd fills the offsets' only where they have none
-      b.put(GrpcLayouts.BINARY.offset("offsets"), offsetBytes);
+      b.put(GrpcStructs.Binary.OFFSETS, offsetBytes);
       layout.writeTo(b);
       // An array slot is written in place: it is complete before anything can find it (probes
       // attach with its cookie after this returns; slot_by_exe is written after it).
@@ -361,10 +359,9 @@ public final class GrpcProbes implements AutoCloseable {
       value = binaries.lookup(slotKey(cookie)).orElseThrow();
     }
     ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
-    StructLayout.Field f = GrpcLayouts.BINARY.field("name_cache");
-    long[] out = new long[f.size() / 8];
+    long[] out = new long[GrpcStructs.Binary.NAME_CACHE_COUNT];
     for (int i = 0; i < out.length; i++) {
-      out[i] = b.getLong(f.offset() + 8 * i);
+      out[i] = b.getLong(GrpcStructs.Binary.NAME_CACHE + 8 * i);
     }
     return out;
   }
@@ -500,7 +497,7 @@ public final class GrpcProbes implements AutoCloseable {
       return 0;
     }
     byte[] key = new byte[4];
-    return object.map("execs_lost").lookup(key)
+    return object.map(MapName.EXECS_LOST.cName()).lookup(key)
         .map(v -> ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong())
         .orElse(0L);
   }
@@ -524,7 +521,7 @@ public final class GrpcProbes implements AutoCloseable {
     for (GrpcProbe p : GrpcProbe.values()) {
       long[] c = new long[GrpcConstants.COUNTER_COUNT];
       for (int i = 0; i < c.length; i++) {
-        byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(p.id() * GrpcConstants.COUNTER_COUNT + i).array();
+        byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(ProbeCounters.key(p.id(), i)).array();
         ByteBuffer v = ByteBuffer.wrap(counters.lookup(key).orElseThrow()).order(ByteOrder.LITTLE_ENDIAN);
         while (v.remaining() >= 8) {
           c[i] += v.getLong();

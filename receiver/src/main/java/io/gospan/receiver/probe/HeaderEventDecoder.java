@@ -6,6 +6,7 @@ import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
 import io.gospan.receiver.event.StreamParent;
+import io.gospan.receiver.event.StreamParentVia;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -26,8 +27,6 @@ public final class HeaderEventDecoder {
   private static final int AF_UNIX = 1;
   private static final int AF_INET = 2;
   private static final int AF_INET6 = 10;
-
-  private static final StructLayoutOffsets E = new StructLayoutOffsets();
 
   /** Told, on the polling thread, the first time an event of a pid arrives (bounded memory). */
   public interface NewProcessListener {
@@ -85,10 +84,10 @@ public final class HeaderEventDecoder {
    */
   public record Decoded(GrpcProbe probe, ExeKey exe, HeaderEvent event) {}
 
-  private static final int PROBE_BYTE = GrpcLayouts.HEADER_EVENT.offset("probe");
+  private static final int PROBE_BYTE = GrpcStructs.HeaderEvent.PROBE;
 
   static {
-    if (GrpcLayouts.STREAM_PARENT_EVENT.offset("probe") != PROBE_BYTE) {
+    if (GrpcStructs.StreamParentEvent.PROBE != PROBE_BYTE) {
       throw new AssertionError("struct stream_parent_event.probe is not where struct header_event.probe is");
     }
   }
@@ -114,27 +113,25 @@ public final class HeaderEventDecoder {
    *     that sends no such records, an unknown {@code via}, or a zero connection or stream id
    */
   public StreamParent decodeStreamParent(ByteBuffer b) {
-    StructLayoutOffsets.Parent o = StructLayoutOffsets.PARENT;
-    if (!isStreamParent(b) || b.remaining() < GrpcLayouts.STREAM_PARENT_EVENT.size()) {
+    if (!isStreamParent(b) || b.remaining() < GrpcStructs.StreamParentEvent.SIZE) {
       malformed.increment();
       return null;
     }
-    int via = Byte.toUnsignedInt(b.get(o.via));
-    StreamParent.Via v = via == GrpcConstants.VIA_GOROUTINE ? StreamParent.Via.GOROUTINE
-        : via == GrpcConstants.VIA_CONTEXT ? StreamParent.Via.CONTEXT
-        : via == GrpcConstants.VIA_PARENT_GOROUTINE ? StreamParent.Via.PARENT_GOROUTINE : null;
-    long conn = b.getLong(o.connId);
-    long parentConn = b.getLong(o.parentConnId);
-    int stream = b.getInt(o.streamId);
-    int parentStream = b.getInt(o.parentStreamId);
+    int via = GrpcStructs.StreamParentEvent.via(b, 0);
+    StreamParentVia v = StreamParentVia.of(via);
+    long conn = GrpcStructs.StreamParentEvent.connId(b, 0);
+    long parentConn = GrpcStructs.StreamParentEvent.parentConnId(b, 0);
+    int stream = GrpcStructs.StreamParentEvent.streamId(b, 0);
+    int parentStream = GrpcStructs.StreamParentEvent.parentStreamId(b, 0);
     if (v == null || conn == 0 || parentConn == 0 || stream == 0 || parentStream == 0) {
       malformed.increment();
       return null;
     }
-    int pid = b.getInt(o.pid);
-    long ts = b.getLong(o.ts);
-    exeOf(pid, b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("dev")), b.getLong(o.exe + GrpcLayouts.EXE_KEY.offset("ino")), ts);
-    return new StreamParent(pid, b.getInt(o.tid), ts, conn, stream, parentConn, parentStream, v);
+    int pid = GrpcStructs.StreamParentEvent.pid(b, 0);
+    long ts = GrpcStructs.StreamParentEvent.tsNs(b, 0);
+    int exeAt = GrpcStructs.StreamParentEvent.EXE;
+    exeOf(pid, GrpcStructs.ExeKey.dev(b, exeAt), GrpcStructs.ExeKey.ino(b, exeAt), ts);
+    return new StreamParent(pid, GrpcStructs.StreamParentEvent.tid(b, 0), ts, conn, stream, parentConn, parentStream, v);
   }
 
   /**
@@ -158,45 +155,46 @@ public final class HeaderEventDecoder {
       return null;
     }
     // The fixed part is read in place (EventRecord.decode has the same reads, as a value).
-    int probeId = Byte.toUnsignedInt(b.get(E.probe));
-    int sideId = Byte.toUnsignedInt(b.get(E.side));
-    int flags = Byte.toUnsignedInt(b.get(E.flags));
-    int fieldCount = Byte.toUnsignedInt(b.get(E.fieldCount));
+    int probeId = GrpcStructs.HeaderEvent.probe(b, 0);
+    int sideId = GrpcStructs.HeaderEvent.side(b, 0);
+    int flags = GrpcStructs.HeaderEvent.flags(b, 0);
+    int fieldCount = GrpcStructs.HeaderEvent.fieldCount(b, 0);
     GrpcProbe sender = GrpcProbe.ofId(probeId);
     ProbeKind probe = sender == null ? null : sender.eventKind();
-    Side side = sideId == GrpcConstants.SIDE_CLIENT ? Side.CLIENT : sideId == GrpcConstants.SIDE_SERVER ? Side.SERVER : null;
+    Side side = Side.of(sideId);
     boolean socketPath = (flags & GrpcConstants.EVENT_SOCKET_PATH) != 0;
     if (probe == null || side == null || fieldCount > GrpcLayouts.MAX_FIELDS
-        || b.remaining() < EventRecord.FIXED_SIZE + (fieldCount + (socketPath ? 1 : 0)) * GrpcLayouts.HEADER_FIELD.size()) {
+        || b.remaining() < EventRecord.FIXED_SIZE + (fieldCount + (socketPath ? 1 : 0)) * GrpcStructs.HeaderField.SIZE) {
       malformed.increment();
       return null;
     }
-    int pid = b.getInt(E.pid);
-    long ts = b.getLong(E.ts);
-    ExeKey exe = exeOf(pid, b.getLong(E.exeDev), b.getLong(E.exeIno), ts);
+    int pid = GrpcStructs.HeaderEvent.pid(b, 0);
+    long ts = GrpcStructs.HeaderEvent.tsNs(b, 0);
+    int exeAt = GrpcStructs.HeaderEvent.EXE;
+    ExeKey exe = exeOf(pid, GrpcStructs.ExeKey.dev(b, exeAt), GrpcStructs.ExeKey.ino(b, exeAt), ts);
     HeaderField[] fields = new HeaderField[fieldCount];
     for (int i = 0; i < fieldCount; i++) {
-      int at = E.fields + i * GrpcLayouts.HEADER_FIELD.size();
-      int nameId = Byte.toUnsignedInt(b.get(at + E.nameId));
+      int at = GrpcStructs.HeaderEvent.FIELDS + i * GrpcStructs.HeaderField.SIZE;
+      int nameId = GrpcStructs.HeaderField.nameId(b, at);
       String name = names.name(nameId);
-      int len = Short.toUnsignedInt(b.getShort(at + E.valueLen));
+      int len = GrpcStructs.HeaderField.valueLen(b, at);
       if (name == null || len > GrpcLayouts.VALUE_LEN) {
         malformed.increment();
         return null;
       }
-      boolean truncated = (b.get(at + E.fieldFlags) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
-      fields[i] = fieldCache.field(b, at + E.value, len, nameId, name, truncated);
+      boolean truncated = (GrpcStructs.HeaderField.flags(b, at) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
+      fields[i] = fieldCache.field(b, at + GrpcStructs.HeaderField.VALUE, len, nameId, name, truncated);
     }
     return new Decoded(sender, exe, new HeaderEvent(
         pid,
-        b.getInt(E.tid),
+        GrpcStructs.HeaderEvent.tid(b, 0),
         ts,
         probe,
         side,
-        b.getLong(E.connId),
-        b.getInt(E.fd),
+        GrpcStructs.HeaderEvent.connId(b, 0),
+        GrpcStructs.HeaderEvent.fd(b, 0),
         socketCache.sockets(b, fieldCount),
-        b.getInt(E.streamId),
+        GrpcStructs.HeaderEvent.streamId(b, 0),
         (flags & GrpcConstants.EVENT_END_STREAM) != 0,
         List.of(fields),
         (flags & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0,
@@ -306,16 +304,17 @@ public final class HeaderEventDecoder {
     private final SocketPair[] pairs = new SocketPair[SLOTS];
 
     SocketPair sockets(ByteBuffer b, int fieldCount) {
-      int family = Short.toUnsignedInt(b.getShort(E.family));
-      if ((family != AF_INET && family != AF_INET6) || (b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+      int family = GrpcStructs.HeaderEvent.family(b, 0);
+      if ((family != AF_INET && family != AF_INET6)
+          || (GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
         return HeaderEventDecoder.sockets(b, fieldCount);
       }
-      long k0 = ((long) family << 32) | ((long) Short.toUnsignedInt(b.getShort(E.localPort)) << 16)
-          | Short.toUnsignedInt(b.getShort(E.remotePort));
-      long k1 = b.getLong(E.localAddr);
-      long k2 = b.getLong(E.localAddr + 8);
-      long k3 = b.getLong(E.remoteAddr);
-      long k4 = b.getLong(E.remoteAddr + 8);
+      long k0 = ((long) family << 32) | ((long) GrpcStructs.HeaderEvent.localPort(b, 0) << 16)
+          | GrpcStructs.HeaderEvent.remotePort(b, 0);
+      long k1 = b.getLong(GrpcStructs.HeaderEvent.LOCAL_ADDR);
+      long k2 = b.getLong(GrpcStructs.HeaderEvent.LOCAL_ADDR + 8);
+      long k3 = b.getLong(GrpcStructs.HeaderEvent.REMOTE_ADDR);
+      long k4 = b.getLong(GrpcStructs.HeaderEvent.REMOTE_ADDR + 8);
       long h = (((k0 * 31 + k1) * 31 + k2) * 31 + k3) * 31 + k4;
       int slot = (int) (h ^ (h >>> 32) ^ (h >>> 16)) & (SLOTS - 1);
       long[] k = keys[slot];
@@ -345,25 +344,19 @@ public final class HeaderEventDecoder {
   }
 
   /**
-   * Why a stream's start has no socket, as {@code gospan.connection.unidentified} says it ({@code enum
-   * conn_status}); null when it has one or was not asked for one.
+   * Why a stream's start has no socket, as {@code gospan.connection.unidentified} says it: the name of its
+   * {@code enum conn_status} value in lower case ({@link ConnStatus}: {@code unknown_type}); null when it
+   * has one or was not asked for one.
    */
   static String socketUnknown(EventRecord r) {
     if ((r.flags() & GrpcConstants.EVENT_CONN_UNKNOWN) == 0) {
       return null;
     }
-    int s = r.connStatus();
-    if (s == GrpcConstants.CONN_OK) {
+    ConnStatus s = ConnStatus.of(r.connStatus());
+    if (s == ConnStatus.OK) {
       return r.connId() == 0 ? "no_connection" : null;
     }
-    return s == GrpcConstants.CONN_NO_TYPES ? "no_type_information"
-        : s == GrpcConstants.CONN_UNKNOWN_TYPE ? "unknown_type"
-        : s == GrpcConstants.CONN_TOO_DEEP ? "too_many_wrappers"
-        : s == GrpcConstants.CONN_READ_FAILED ? "read_failed"
-        : s == GrpcConstants.CONN_NOT_SOCKET ? "not_a_socket"
-        : s == GrpcConstants.CONN_OTHER_FAMILY ? "other_address_family"
-        : s == GrpcConstants.CONN_NO_LOAD_BIAS ? "no_load_bias"
-        : "status_" + s;
+    return s == null ? "status_" + r.connStatus() : s.name().toLowerCase(java.util.Locale.ROOT);
   }
 
   /**
@@ -372,21 +365,21 @@ public final class HeaderEventDecoder {
    * record's {@code fieldCount} fields).
    */
   static SocketPair sockets(ByteBuffer b, int fieldCount) {
-    int family = Short.toUnsignedInt(b.getShort(E.family));
-    if ((b.get(E.flags) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
+    int family = GrpcStructs.HeaderEvent.family(b, 0);
+    if ((GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
       return null;
     }
     if (family == AF_UNIX) {
-      long local = b.getLong(E.localAddr);
-      long remote = b.getLong(E.remoteAddr);
+      long local = b.getLong(GrpcStructs.HeaderEvent.LOCAL_ADDR);
+      long remote = b.getLong(GrpcStructs.HeaderEvent.REMOTE_ADDR);
       String path = "";
       boolean peer = false;
-      if ((b.get(E.flags) & GrpcConstants.EVENT_SOCKET_PATH) != 0) {
-        int at = E.fields + fieldCount * GrpcLayouts.HEADER_FIELD.size();
-        peer = b.get(at + E.pathPeer) != 0;
-        int len = Math.min(Short.toUnsignedInt(b.getShort(at + E.pathLen)), E.pathMax);
+      if ((GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_SOCKET_PATH) != 0) {
+        int at = GrpcStructs.HeaderEvent.FIELDS + fieldCount * GrpcStructs.HeaderField.SIZE;
+        peer = GrpcStructs.SocketPath.peer(b, at) != 0;
+        int len = Math.min(GrpcStructs.SocketPath.len(b, at), GrpcStructs.SocketPath.PATH_COUNT);
         byte[] raw = new byte[len];
-        b.get(at + E.path, raw, 0, len);
+        b.get(at + GrpcStructs.SocketPath.PATH, raw, 0, len);
         path = unixPath(raw);
       }
       return new SocketPair(new SocketPair.Unix(local, peer ? "" : path), new SocketPair.Unix(remote, peer ? path : ""));
@@ -397,12 +390,12 @@ public final class HeaderEventDecoder {
     }
     byte[] local = new byte[addrLen];
     byte[] remote = new byte[addrLen];
-    b.get(E.localAddr, local, 0, addrLen);
-    b.get(E.remoteAddr, remote, 0, addrLen);
+    b.get(GrpcStructs.HeaderEvent.LOCAL_ADDR, local, 0, addrLen);
+    b.get(GrpcStructs.HeaderEvent.REMOTE_ADDR, remote, 0, addrLen);
     try {
       return new SocketPair(
-          new InetSocketAddress(InetAddress.getByAddress(local), Short.toUnsignedInt(b.getShort(E.localPort))),
-          new InetSocketAddress(InetAddress.getByAddress(remote), Short.toUnsignedInt(b.getShort(E.remotePort))));
+          new InetSocketAddress(InetAddress.getByAddress(local), GrpcStructs.HeaderEvent.localPort(b, 0)),
+          new InetSocketAddress(InetAddress.getByAddress(remote), GrpcStructs.HeaderEvent.remotePort(b, 0)));
     } catch (UnknownHostException e) {
       throw new AssertionError("4 or 16 address bytes are always valid", e);
     }
@@ -425,50 +418,5 @@ public final class HeaderEventDecoder {
       n++;
     }
     return io.gospan.offsets.buildinfo.Printable.escape(new String(raw, 0, n, StandardCharsets.UTF_8));
-  }
-
-  /** Offsets into the record, looked up once. */
-  private static final class StructLayoutOffsets {
-    final int ts = GrpcLayouts.HEADER_EVENT.offset("ts_ns");
-    final int pid = GrpcLayouts.HEADER_EVENT.offset("pid");
-    final int tid = GrpcLayouts.HEADER_EVENT.offset("tid");
-    final int connId = GrpcLayouts.HEADER_EVENT.offset("conn_id");
-    final int streamId = GrpcLayouts.HEADER_EVENT.offset("stream_id");
-    final int probe = GrpcLayouts.HEADER_EVENT.offset("probe");
-    final int side = GrpcLayouts.HEADER_EVENT.offset("side");
-    final int fieldCount = GrpcLayouts.HEADER_EVENT.offset("field_count");
-    final int fd = GrpcLayouts.HEADER_EVENT.offset("fd");
-    final int exeDev = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("dev");
-    final int exeIno = GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino");
-    final int flags = GrpcLayouts.HEADER_EVENT.offset("flags");
-    final int family = GrpcLayouts.HEADER_EVENT.offset("family");
-    final int localPort = GrpcLayouts.HEADER_EVENT.offset("local_port");
-    final int remotePort = GrpcLayouts.HEADER_EVENT.offset("remote_port");
-    final int localAddr = GrpcLayouts.HEADER_EVENT.offset("local_addr");
-    final int remoteAddr = GrpcLayouts.HEADER_EVENT.offset("remote_addr");
-    final int fields = GrpcLayouts.HEADER_EVENT.offset("fields");
-    final int nameId = GrpcLayouts.HEADER_FIELD.offset("name_id");
-    final int fieldFlags = GrpcLayouts.HEADER_FIELD.offset("flags");
-    final int valueLen = GrpcLayouts.HEADER_FIELD.offset("value_len");
-    final int value = GrpcLayouts.HEADER_FIELD.offset("value");
-    final int pathPeer = GrpcLayouts.SOCKET_PATH.offset("peer");
-    final int pathLen = GrpcLayouts.SOCKET_PATH.offset("len");
-    final int path = GrpcLayouts.SOCKET_PATH.offset("path");
-    final int pathMax = GrpcLayouts.SOCKET_PATH.field("path").size();
-
-    static final Parent PARENT = new Parent();
-
-    /** Offsets into a {@code struct stream_parent_event}. */
-    static final class Parent {
-      final int ts = GrpcLayouts.STREAM_PARENT_EVENT.offset("ts_ns");
-      final int pid = GrpcLayouts.STREAM_PARENT_EVENT.offset("pid");
-      final int tid = GrpcLayouts.STREAM_PARENT_EVENT.offset("tid");
-      final int connId = GrpcLayouts.STREAM_PARENT_EVENT.offset("conn_id");
-      final int streamId = GrpcLayouts.STREAM_PARENT_EVENT.offset("stream_id");
-      final int via = GrpcLayouts.STREAM_PARENT_EVENT.offset("via");
-      final int parentConnId = GrpcLayouts.STREAM_PARENT_EVENT.offset("parent_conn_id");
-      final int parentStreamId = GrpcLayouts.STREAM_PARENT_EVENT.offset("parent_stream_id");
-      final int exe = GrpcLayouts.STREAM_PARENT_EVENT.offset("exe");
-    }
   }
 }

@@ -3,7 +3,9 @@
  *
  * <ul>
  *   <li>{@link io.gospan.receiver.span.SpanAssembler} — the per-stream state machine, client→server
- *       linking, timeouts, bounds.
+ *       linking, timeouts, bounds: a locked façade over package-private parts, one job each, all
+ *       confined to its lock (its class comment lists them: the stream table, the flow index, the
+ *       trace-id decisions, in-process parent links, held spans, attributes, counters).
  *   <li>{@link io.gospan.receiver.span.MonotonicClock} — kernel monotonic time to epoch time.
  *   <li>{@link io.gospan.receiver.span.ProcessMetadata} / {@link io.gospan.receiver.span.ProcFsProcessMetadata}
  *       — the resource of each traced process.

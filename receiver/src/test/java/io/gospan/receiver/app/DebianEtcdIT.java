@@ -106,7 +106,7 @@ class DebianEtcdIT {
           io.gospan.receiver.discovery.BinaryInspection.inspect(etcd, io.gospan.offsets.resolve.Preference.DWARF);
       assertThat(inspection.layout().connTypes().netConn("*github.com/soheilhy/cmux.MuxConn"))
           .as("etcd's connection types: %s", inspection.layout().connTypes().entries())
-          .hasValueSatisfying(e -> assertThat(e.kind()).isEqualTo(io.gospan.offsets.resolve.ConnTypes.Kind.INTERFACE));
+          .hasValueSatisfying(e -> assertThat(e.kind()).isEqualTo(io.gospan.offsets.resolve.ConnKind.INTERFACE));
       assertThat(inspection.socketLinking()).as(inspection.socketLinkingVerdict()).isTrue();
 
       // three puts and gets, each its own short-lived etcdctl: each gives a client span, and etcd a server span

@@ -7,13 +7,11 @@ import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.gospan.receiver.testing.ExampleApps;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -23,7 +21,8 @@ import org.junit.jupiter.api.Test;
  * it: {@link LoadBenchmark#JVM} and {@link LoadBenchmark#ENV}, {@code receiver/Dockerfile}'s
  * {@code ENTRYPOINT} and {@code ENV}, the README's recommended command line; the Kubernetes
  * example and docker-compose.yml keep the image's entry point (no {@code command} or {@code
- * entrypoint} of their own, no other {@code MALLOC_ARENA_MAX}); and this JDK accepts them.
+ * entrypoint} of their own, no other {@code MALLOC_ARENA_MAX}). {@code RecommendedJvmSettingsIT}
+ * checks that this JDK accepts them.
  */
 class RecommendedJvmSettingsTest {
   private final Path root = ExampleApps.repoRoot();
@@ -80,20 +79,5 @@ class RecommendedJvmSettingsTest {
       assertThat(service.has("entrypoint")).as("docker-compose %s overrides the image's ENTRYPOINT", name).isFalse();
       assertThat(service.path("environment").toString()).doesNotContain("MALLOC_ARENA_MAX");
     }
-  }
-
-  @Test
-  void thisJdkAcceptsThem() throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(LoadBenchmark.JVM);
-    cmd.add("-version");
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-    pb.environment().putAll(LoadBenchmark.ENV);
-    Process p = pb.start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-    assertThat(p.exitValue()).as("java %s -version:%n%s", LoadBenchmark.JVM, out).isZero();
-    assertThat(out).doesNotContainIgnoringCase("unrecognized").doesNotContainIgnoringCase("ignoring option");
   }
 }

@@ -55,10 +55,10 @@ class OverloadIT {
   static final boolean NMT = Boolean.getBoolean("gospan.overload.nmt");
   /**
    * The README's bound on the sidecar's RSS under overload with its recommended JVM settings
-   * (README, "Local"; docs/reliability.md has what it is made of).
+   * (docs/running.md; docs/reliability.md has what it is made of).
    */
   static final long RSS_BOUND_MIB = 224;
-  /** The README's recommended JVM settings (README, "Local"; RecommendedJvmSettingsTest keeps them equal). */
+  /** The README's recommended JVM settings (docs/running.md, "JVM settings"; RecommendedJvmSettingsTest keeps them equal). */
   static final List<String> JVM_FLAGS = io.gospan.receiver.bench.LoadBenchmark.JVM;
 
   /**

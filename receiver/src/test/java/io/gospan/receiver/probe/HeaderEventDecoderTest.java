@@ -109,6 +109,37 @@ class HeaderEventDecoderTest {
   }
 
   @Test
+  void everyConnStatusIsTheAttributeValueItsCNameSays() {
+    ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
+    b.putLong(GrpcLayouts.HEADER_EVENT.offset("conn_id"), 0xc000123L);
+    java.util.Map<ConnStatus, String> said = new java.util.EnumMap<>(ConnStatus.class);
+    for (ConnStatus s : ConnStatus.values()) {
+      b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) s.value());
+      said.put(s, decoder.decode(b).socketUnknown());
+    }
+    // the values the span attribute has always had, now spelled in C (enum conn_status)
+    java.util.Map<ConnStatus, String> expected = new java.util.EnumMap<>(ConnStatus.class);
+    expected.put(ConnStatus.NO_TYPE_INFORMATION, "no_type_information");
+    expected.put(ConnStatus.UNKNOWN_TYPE, "unknown_type");
+    expected.put(ConnStatus.TOO_MANY_WRAPPERS, "too_many_wrappers");
+    expected.put(ConnStatus.READ_FAILED, "read_failed");
+    expected.put(ConnStatus.NOT_A_SOCKET, "not_a_socket");
+    expected.put(ConnStatus.OTHER_ADDRESS_FAMILY, "other_address_family");
+    expected.put(ConnStatus.NO_LOAD_BIAS, "no_load_bias");
+    java.util.Map<ConnStatus, String> added = new java.util.EnumMap<>(ConnStatus.class);
+    said.forEach((s, v) -> {
+      if (s != ConnStatus.OK && !expected.containsKey(s)) {
+        added.put(s, s.name().toLowerCase(java.util.Locale.ROOT)); // a value added in C since
+      }
+    });
+    expected.putAll(added);
+    expected.put(ConnStatus.OK, null);
+    assertThat(said).isEqualTo(expected);
+    b.put(GrpcLayouts.HEADER_EVENT.offset("conn_status"), (byte) 200);
+    assertThat(decoder.decode(b).socketUnknown()).isEqualTo("status_200");
+  }
+
+  @Test
   void aRecordShorterThanItsFieldCountSaysIsMalformed() {
     assertThat(decoder.decode(record(3, EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size(), ":path", "/a.B/C"))).isNull();
     assertThat(decoder.decode(record(0, EventRecord.FIXED_SIZE - 1))).isNull();
@@ -167,11 +198,11 @@ class HeaderEventDecoderTest {
     assertThat(HeaderEventDecoder.isStreamParent(b)).isTrue();
     assertThat(HeaderEventDecoder.isStreamParent(record(0, EventRecord.FIXED_SIZE))).isFalse();
     assertThat(d.decodeStreamParent(b)).isEqualTo(new io.gospan.receiver.event.StreamParent(
-        42, 43, 5_000, 0x1000, 5, 0x2000, 7, io.gospan.receiver.event.StreamParent.Via.CONTEXT));
+        42, 43, 5_000, 0x1000, 5, 0x2000, 7, io.gospan.receiver.event.StreamParentVia.CONTEXT));
     assertThat(d.decodeStreamParent(parentRecord(GrpcConstants.VIA_GOROUTINE, 1, 1, 2, 3)).via())
-        .isEqualTo(io.gospan.receiver.event.StreamParent.Via.GOROUTINE);
+        .isEqualTo(io.gospan.receiver.event.StreamParentVia.GOROUTINE);
     assertThat(d.decodeStreamParent(parentRecord(GrpcConstants.VIA_PARENT_GOROUTINE, 1, 1, 2, 3)).via())
-        .isEqualTo(io.gospan.receiver.event.StreamParent.Via.PARENT_GOROUTINE);
+        .isEqualTo(io.gospan.receiver.event.StreamParentVia.PARENT_GOROUTINE);
     assertThat(firstEvents).containsExactly(42);
     assertThat(d.malformed()).isZero();
   }

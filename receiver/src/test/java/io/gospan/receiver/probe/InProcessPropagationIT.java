@@ -9,6 +9,7 @@ import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.StreamParent;
+import io.gospan.receiver.event.StreamParentVia;
 import io.gospan.receiver.testing.ExampleApps;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -281,7 +282,7 @@ class InProcessPropagationIT {
       assertThat(served).as("calls the relay served").hasSize(4 * perKind);
 
       Map<List<Object>, StreamParent> parentOf = new HashMap<>();
-      Map<StreamParent.Via, Integer> via = new EnumMap<>(StreamParent.Via.class);
+      Map<StreamParentVia, Integer> via = new EnumMap<>(StreamParentVia.class);
       for (StreamParent p : parents) {
         if (p.pid() == relayPid) {
           parentOf.put(List.of(p.connectionId(), p.streamId()), p);
@@ -342,7 +343,7 @@ class InProcessPropagationIT {
       assertThat(complete).as("served calls whose two upstream streams name them").isGreaterThanOrEqualTo(
           (long) Math.ceil(0.99 * served.size()));
       assertThat(via).as("both the handler's goroutine and the errgroup's ctx").containsKeys(
-          StreamParent.Via.GOROUTINE, StreamParent.Via.CONTEXT);
+          StreamParentVia.GOROUTINE, StreamParentVia.CONTEXT);
       assertThat(newStream.noParent()).as("client streams without a parent were counted").isPositive();
     }
   }
@@ -424,7 +425,7 @@ class InProcessPropagationIT {
         if (p.pid() != relayPid) {
           continue;
         }
-        assertThat(p.via()).as("no goid in a stripped binary: the ctx walk found it").isEqualTo(StreamParent.Via.CONTEXT);
+        assertThat(p.via()).as("no goid in a stripped binary: the ctx walk found it").isEqualTo(StreamParentVia.CONTEXT);
         Stream named = served.stream()
             .filter(s -> s.conn == p.parentConnectionId() && s.id == p.parentStreamId() && s.contains(p.monotonicNs()))
             .findFirst().orElse(null);

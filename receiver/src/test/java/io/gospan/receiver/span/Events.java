@@ -6,6 +6,7 @@ import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
 import io.gospan.receiver.event.StreamParent;
+import io.gospan.receiver.event.StreamParentVia;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -214,7 +215,7 @@ public final class Events {
       throw new IllegalArgumentException("an in-process parent runs in the client's process");
     }
     return new StreamParent(
-        clientPid, clientPid + 1, t, clientConn, stream, parent.serverConn, parentStream, StreamParent.Via.GOROUTINE);
+        clientPid, clientPid + 1, t, clientConn, stream, parent.serverConn, parentStream, StreamParentVia.GOROUTINE);
   }
 
   public static HeaderEvent ev(

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.fail;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.StreamParent;
+import io.gospan.receiver.event.StreamParentVia;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.MeterProvider;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
@@ -387,9 +388,9 @@ class SpanAssemblerInProcessTest {
   @Test
   void malformedStreamParentsAreRejectedByReason() {
     feed(
-        new StreamParent(0, 1, t0, 1, 1, 2, 1, StreamParent.Via.CONTEXT),
-        new StreamParent(5, 1, t0, 1, 0, 2, 1, StreamParent.Via.CONTEXT),
-        new StreamParent(5, 1, t0, 1, 1, 2, -1, StreamParent.Via.CONTEXT),
+        new StreamParent(0, 1, t0, 1, 1, 2, 1, StreamParentVia.CONTEXT),
+        new StreamParent(5, 1, t0, 1, 0, 2, 1, StreamParentVia.CONTEXT),
+        new StreamParent(5, 1, t0, 1, 1, 2, -1, StreamParentVia.CONTEXT),
         new StreamParent(5, 1, t0, 1, 1, 2, 1, null));
     assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED)).isEqualTo(4);
     assertThat(results()).isEmpty();

@@ -755,19 +755,4 @@ class SpanAssemblerTest {
     assertThat(s.getEndEpochNanos() - s.getStartEpochNanos()).isEqualTo(2 * MS);
     assertThat(assembler.inFlight()).isZero();
   }
-
-  @Test
-  void pathAndAuthorityParsing() {
-    assertThat(SpanAssembler.fullMethod("/a.B/C")).isEqualTo("a.B/C");
-    assertThat(SpanAssembler.fullMethod("/B/C")).isEqualTo("B/C");
-    assertThat(SpanAssembler.fullMethod("a.B/C")).isNull();
-    assertThat(SpanAssembler.fullMethod("/a.B/C/D")).isNull();
-    assertThat(SpanAssembler.fullMethod("//C")).isNull();
-    assertThat(SpanAssembler.fullMethod("/a.B/")).isNull();
-    assertThat(SpanAssembler.splitAuthority("h:1")).containsExactly("h", "1");
-    assertThat(SpanAssembler.splitAuthority("h")).containsExactly("h", null);
-    assertThat(SpanAssembler.splitAuthority("[::1]:443")).containsExactly("::1", "443");
-    assertThat(SpanAssembler.splitAuthority("h:99999")).containsExactly("h", null);
-    assertThat(SpanAssembler.splitAuthority("")).isNull();
-  }
 }

@@ -273,6 +273,8 @@ class ComposeIT {
     Demo demo = Demo.up(List.of("quick-export.yml"), "jaeger", "greeter-server", "greeter-client", "gospan-server");
     try {
       demo.awaitHealthy(9464);
+      // the window opens once gospan-server traces (its start-up is not what this test measures)
+      demo.awaitFirstServerSpanAfter(Instant.EPOCH);
       Jaeger jaeger = demo.jaeger();
       Map<String, Instant> firstSeen = new HashMap<>();
       Map<String, JsonNode> spans = new HashMap<>();

@@ -60,18 +60,24 @@ class DockerComposeTest {
   @Test
   void everyServiceReferenceNamesAService() {
     Set<String> names = fieldNames(services);
+    List<String> checked = new ArrayList<>();
     services.fields().forEachRemaining(e -> {
       JsonNode s = e.getValue();
       for (String dep : dependsOn(s)) {
         assertThat(names).as("%s depends_on %s", e.getKey(), dep).contains(dep);
+        checked.add(e.getKey() + " depends_on " + dep);
       }
       for (String key : List.of("pid", "network_mode", "ipc")) {
         String v = s.path(key).asText("");
         if (v.startsWith("service:")) {
           assertThat(names).as("%s %s: %s", e.getKey(), key, v).contains(v.substring("service:".length()));
+          checked.add(e.getKey() + " " + key);
         }
       }
     });
+    // each gospan depends on its service and Jaeger, and shares its service's PID and network namespaces
+    assertThat(checked).as("service references checked").contains("gospan-server pid", "gospan-server network_mode",
+        "gospan-client pid", "gospan-client network_mode");
   }
 
   /**
@@ -171,8 +177,10 @@ class DockerComposeTest {
         builtBy.put(e.getValue().path("image").asText(), e.getKey());
       }
     });
+    List<String> withoutBuild = new ArrayList<>();
     services.fields().forEachRemaining(e -> {
       if (e.getValue().path("build").isMissingNode()) {
+        withoutBuild.add(e.getKey());
         String image = e.getValue().path("image").asText();
         if (builtBy.containsKey(image)) {
           assertThat(dependsOn(e.getValue())).as("%s uses %s, built by", e.getKey(), image).contains(builtBy.get(image));
@@ -181,6 +189,7 @@ class DockerComposeTest {
         }
       }
     });
+    assertThat(withoutBuild).as("services that use an image they do not build").contains("jaeger");
   }
 
   @Test

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
  * every layout equals what the compiler laid out (each member's offset and size read from the
  * object's BTF via {@code bpftool btf dump -j}, recursively through nested structs), every probe
  * has its program in the object, and the offsets module's facts ({@code ProbeField}) are the
- * leaves of {@code struct go_offsets}, each of the kind its member holds.
+ * leaves of {@code struct go_offsets}, each of the kind its member holds. An integration test: it
+ * runs {@code bpftool}.
  */
-class GrpcLayoutsBtfTest {
+class GrpcLayoutsBtfIT {
 
   private static final Map<Integer, JsonNode> TYPES = new HashMap<>();
   private static final Map<String, JsonNode> STRUCTS = new HashMap<>();
@@ -30,7 +31,7 @@ class GrpcLayoutsBtfTest {
   @BeforeAll
   static void readBtf() throws Exception {
     Path obj = Files.createTempFile("grpc", ".bpf.o");
-    try (InputStream in = GrpcLayoutsBtfTest.class.getResourceAsStream("/io/gospan/bpf/grpc.bpf.o")) {
+    try (InputStream in = GrpcLayoutsBtfIT.class.getResourceAsStream("/io/gospan/bpf/grpc.bpf.o")) {
       assertThat(in).as("grpc.bpf.o on the class path (built by make -C bpf)").isNotNull();
       Files.write(obj, in.readAllBytes());
     }

@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Test;
  * The export floor benchmark's child JVM makes the spans it is asked for and the SDK's batch
  * processor and OTLP/gRPC exporter deliver every one of them to the counting receiver (a partial
  * last batch after the 5 s schedule delay), so the benchmark's "spans lost" can only count real loss.
+ * An integration test: it starts the child JVM.
  */
-class ExportFloorBenchmarkTest {
+class ExportFloorBenchmarkIT {
 
   @Test
   void theChildExportsEverySpanItIsAskedFor() throws Exception {

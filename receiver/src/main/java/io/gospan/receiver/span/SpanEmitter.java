@@ -1,0 +1,65 @@
+package io.gospan.receiver.span;
+
+import io.gospan.receiver.event.Side;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.sdk.trace.data.StatusData;
+
+/**
+ * Turns an ended stream whose trace id is final into a {@link FinishedSpan} and hands it to the
+ * {@link SpanSink}: name, kind, ids and parent, status (an error per {@link GrpcStatus#isError}),
+ * epoch times ({@link MonotonicClock}), {@link SpanAttributes}, the process's resource (read at
+ * the stream's start). Counts server spans linked to a client span ({@link
+ * AssemblyMetrics#SPANS_LINKED}).
+ *
+ * <p>Not thread-safe: confined to {@link SpanAssembler}'s lock (package-private for that reason);
+ * the sink is called under it.
+ */
+final class SpanEmitter implements TraceDecisions.Emitter {
+  private final MonotonicClock clock;
+  private final ProcessMetadata metadata;
+  private final SpanAttributes attributes;
+  private final SpanSink sink;
+  private final AssemblyCounters counters;
+
+  SpanEmitter(MonotonicClock clock, ProcessMetadata metadata, SpanAttributes attributes, SpanSink sink,
+      AssemblyCounters counters) {
+    this.clock = clock;
+    this.metadata = metadata;
+    this.attributes = attributes;
+    this.sink = sink;
+    this.counters = counters;
+  }
+
+  @Override
+  public void emit(EndedSpan h, SpanIdentity node) {
+    TracedStream s = h.stream();
+    TraceState state = s.remoteParent != null ? s.remoteParent.getTraceState() : TraceState.getDefault();
+    SpanContext ctx = SpanContext.create(node.traceId, node.spanId, TraceFlags.getSampled(), state);
+    GrpcStatus status = h.status();
+    StatusData statusData = StatusData.unset();
+    if (status != null && status.isError(s.side)) {
+      statusData = StatusData.create(StatusCode.ERROR, h.message() != null ? h.message() : status.name());
+    }
+    if (s.side == Side.SERVER && s.remoteParent == null && node.parentContext.isValid()) {
+      counters.serverSpanLinked();
+    }
+    long start = clock.toEpochNanos(s.startNs);
+    long end = clock.toEpochNanos(Math.max(h.endNs(), s.startNs));
+    AssembledSpan span =
+        new AssembledSpan(
+            s.fullMethod != null ? s.fullMethod : RpcAttributes.GRPC,
+            s.side == Side.CLIENT ? SpanKind.CLIENT : SpanKind.SERVER,
+            ctx,
+            node.parentContext,
+            statusData,
+            start,
+            end,
+            attributes.of(s, status, h.incompleteReason()),
+            s.resource != null ? s.resource : metadata.resource(s.pid));
+    sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
+  }
+}
