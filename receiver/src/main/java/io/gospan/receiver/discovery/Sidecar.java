@@ -184,11 +184,15 @@ public final class Sidecar implements AutoCloseable {
   private final LongAdder withoutEvents = new LongAdder();
 
   /**
-   * An exec notice, on the polling thread: a process of a binary traced now is followed until its
-   * exit, for {@link #processesWithoutEvents()}; then discovery looks at it.
+   * An exec notice, on the polling thread: a process of a binary traced at its exec (its probes
+   * attached before the exec's time stamp) is followed until its exit, for {@link
+   * #processesWithoutEvents()}; then discovery looks at it. A notice is read up to a poll after its
+   * exec, and discovery may have attached the binary meanwhile: a process that execs twice ({@code
+   * unshare -m}, {@code ip netns exec}) is found by its first notice running the binary, whose probes
+   * are attached then, after the process's calls, before the second notice is read.
    */
   private void execNotice(io.gospan.receiver.probe.ExecNotice n) {
-    if (n.exe() != null && tracer.binary(n.exe()).isPresent()) {
+    if (n.exe() != null && tracer.binary(n.exe()).filter(b -> b.attachedBefore(n.tsNanos())).isPresent()) {
       runsAwaited.put(n.pid(), n.tsNanos());
     } else {
       runsAwaited.remove(n.pid()); // exec'd another program: its run of a traced binary is not judged
