@@ -1,5 +1,6 @@
 package io.gospan.receiver.discovery;
 
+import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -192,10 +194,15 @@ public final class Sidecar implements AutoCloseable {
    * are attached then, after the process's calls, before the second notice is read.
    */
   private void execNotice(io.gospan.receiver.probe.ExecNotice n) {
-    if (n.exe() != null && tracer.binary(n.exe()).filter(b -> b.attachedBefore(n.tsNanos())).isPresent()) {
+    Optional<TracedBinary> traced = n.exe() == null ? Optional.empty() : tracer.binary(n.exe());
+    if (traced.isPresent() && traced.get().attachedBefore(n.tsNanos())) {
       runsAwaited.put(n.pid(), n.tsNanos());
     } else {
-      runsAwaited.remove(n.pid()); // exec'd another program: its run of a traced binary is not judged
+      if (traced.isPresent()) {
+        LOG.debug("pid {} exec'd {} before its probes were attached: its events are not awaited", n.pid(),
+            Printable.escape(traced.get().path()));
+      }
+      runsAwaited.remove(n.pid()); // exec'd another program, or before the probes: this run is not judged
     }
     ExecHold h = hold;
     if (h != null) {
@@ -357,8 +364,8 @@ public final class Sidecar implements AutoCloseable {
   }
 
   /** The exec hold, when execs are held ({@code discovery.hold_new_binaries}). */
-  public java.util.Optional<ExecHold> hold() {
-    return java.util.Optional.ofNullable(hold);
+  public Optional<ExecHold> hold() {
+    return Optional.ofNullable(hold);
   }
 
   /** Whether exec notices reach discovery (else only the periodic scan finds new processes). */
