@@ -183,6 +183,7 @@ public final class ProbeAttacher implements AutoCloseable {
     binary.setDeferred(waiting.keySet());
     links.put(key, attached);
     deferred.put(key, waiting);
+    binary.attachedAt(System.nanoTime()); // every link is in place: an exec from now on runs a traced binary
     binaries.put(key, binary);
     return new Outcome(binary, null, false);
   }

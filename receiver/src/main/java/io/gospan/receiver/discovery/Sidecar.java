@@ -1,5 +1,6 @@
 package io.gospan.receiver.discovery;
 
+import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.receiver.event.ProbeEvent;
 import io.gospan.receiver.probe.GrpcProbes;
 import io.gospan.receiver.probe.HeaderNames;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -159,9 +161,12 @@ public final class Sidecar implements AutoCloseable {
                 .withNewProcesses(this::undiscovered));
     this.tracer =
         new Tracer(
-            options.procFs(), options.selector(), new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()),
-            new ExitsAfterEvents(listener, exits), options.maxSkippedBinaries(), options.preference(),
-            options.headerNames().capturesResponses());
+            Tracer.Options.of(options.procFs(), options.selector())
+                .withMaxSkippedBinaries(options.maxSkippedBinaries())
+                .withPreference(options.preference())
+                .withResponseHeaders(options.headerNames().capturesResponses()),
+            new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()),
+            new ExitsAfterEvents(listener, exits));
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     poller.setDaemon(true);
   }
@@ -181,14 +186,23 @@ public final class Sidecar implements AutoCloseable {
   private final LongAdder withoutEvents = new LongAdder();
 
   /**
-   * An exec notice, on the polling thread: a process of a binary traced now is followed until its
-   * exit, for {@link #processesWithoutEvents()}; then discovery looks at it.
+   * An exec notice, on the polling thread: a process of a binary traced at its exec (its probes
+   * attached before the exec's time stamp) is followed until its exit, for {@link
+   * #processesWithoutEvents()}; then discovery looks at it. A notice is read up to a poll after its
+   * exec, and discovery may have attached the binary meanwhile: a process that execs twice ({@code
+   * unshare -m}, {@code ip netns exec}) is found by its first notice running the binary, whose probes
+   * are attached then, after the process's calls, before the second notice is read.
    */
   private void execNotice(io.gospan.receiver.probe.ExecNotice n) {
-    if (n.exe() != null && tracer.binary(n.exe()).isPresent()) {
+    Optional<TracedBinary> traced = n.exe() == null ? Optional.empty() : tracer.binary(n.exe());
+    if (traced.isPresent() && traced.get().attachedBefore(n.tsNanos())) {
       runsAwaited.put(n.pid(), n.tsNanos());
     } else {
-      runsAwaited.remove(n.pid()); // exec'd another program: its run of a traced binary is not judged
+      if (traced.isPresent()) {
+        LOG.debug("pid {} exec'd {} before its probes were attached: its events are not awaited", n.pid(),
+            Printable.escape(traced.get().path()));
+      }
+      runsAwaited.remove(n.pid()); // exec'd another program, or before the probes: this run is not judged
     }
     ExecHold h = hold;
     if (h != null) {
@@ -350,8 +364,8 @@ public final class Sidecar implements AutoCloseable {
   }
 
   /** The exec hold, when execs are held ({@code discovery.hold_new_binaries}). */
-  public java.util.Optional<ExecHold> hold() {
-    return java.util.Optional.ofNullable(hold);
+  public Optional<ExecHold> hold() {
+    return Optional.ofNullable(hold);
   }
 
   /** Whether exec notices reach discovery (else only the periodic scan finds new processes). */

@@ -31,6 +31,8 @@ public final class TracedBinary {
   private boolean announced;
   /** {@link System#nanoTime()} when its last process exited while its probes stayed attached; 0: not lingering. */
   private volatile long lingeringSince;
+  /** {@link System#nanoTime()} when its probes were attached; 0 until then. */
+  private volatile long attachedNanos;
 
   TracedBinary(ExeKey key, String path, BinaryInspection inspection) {
     this.key = key;
@@ -61,6 +63,21 @@ public final class TracedBinary {
   /** grpc-go module version from buildinfo, "unknown" without module information. */
   public String grpcVersion() {
     return grpcVersion;
+  }
+
+  /**
+   * Whether its probes were attached before {@code execNanos} ({@code bpf_ktime_get_ns()} of an exec,
+   * {@code CLOCK_MONOTONIC} as {@link System#nanoTime()} on Linux): a process exec'd then runs a
+   * binary that was traced at its exec. A process exec'd earlier may have made its calls before any
+   * probe was there.
+   */
+  public boolean attachedBefore(long execNanos) {
+    long at = attachedNanos;
+    return at != 0 && at < execNanos;
+  }
+
+  void attachedAt(long nanos) {
+    this.attachedNanos = nanos;
   }
 
   /** Probes attached. */

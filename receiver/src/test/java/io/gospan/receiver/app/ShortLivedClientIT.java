@@ -241,7 +241,7 @@ class ShortLivedClientIT {
       await(() -> attached(tracer, keyA).isEmpty(), Duration.ofSeconds(5), "A detached after its linger");
       long ms = (System.nanoTime() - t0) / 1_000_000;
       // the linger's end is acted on at the next periodic scan: every 2 s while exec notices arrive
-      // (Tracer.QUIET_SCAN_INTERVAL_NANOS), 500 ms otherwise
+      // (ScanCadence.QUIET_SCAN_INTERVAL_NANOS), 500 ms otherwise
       assertThat(ms).as("detached after the 1 s linger, within a periodic scan (≤ 2 s) or so").isLessThan(4000);
       assertThat(tracer.binaries()).extracting(TracedBinary::key).doesNotContain(keyA);
     }

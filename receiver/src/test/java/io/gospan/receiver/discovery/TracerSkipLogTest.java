@@ -35,8 +35,7 @@ class TracerSkipLogTest {
     PrintStream was = System.err;
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     System.setErr(new PrintStream(buf, true, StandardCharsets.UTF_8));
-    try (Tracer tracer = new Tracer(procFs, selector, new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
-        io.gospan.offsets.resolve.Preference.DWARF)) {
+    try (Tracer tracer = new Tracer(TracerTest.options(procFs, selector), new ProbeAttacher(null, procFs), new Tracer.Listener() {})) {
       tracer.scan();
       tracer.scan();
     } finally {
@@ -64,7 +63,7 @@ class TracerSkipLogTest {
     refused.put(p[0], "a_field unresolved: no DWARF (stripped binary)");
     refused.put(p[1], "b_field unresolved: no DWARF (stripped binary)");
     refused.put(p[2], "function x is not in the binary");
-    assertThat(Tracer.refusals(refused))
+    assertThat(DiscoveryStages.refusals(refused))
         .isEqualTo("[" + p[0] + ", " + p[1] + "]: no DWARF (stripped binary); [" + p[2] + "]: function x is not in the binary");
   }
 }

@@ -34,8 +34,12 @@ class TracerTest {
 
   /** Discovery without probes (nothing attaches): what it inspects is what the tests count. */
   static Tracer tracer(ProcFs procFs) {
-    return new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
-        io.gospan.offsets.resolve.Preference.DWARF);
+    return new Tracer(options(procFs, ProcessSelector.all()), new ProbeAttacher(null, procFs), new Tracer.Listener() {});
+  }
+
+  /** {@code selector} over {@code procFs}, 16 unsuitable binaries remembered. */
+  static Tracer.Options options(ProcFs procFs, ProcessSelector selector) {
+    return Tracer.Options.of(procFs, selector).withMaxSkippedBinaries(16);
   }
 
   @Test
@@ -135,11 +139,11 @@ class TracerTest {
       tracer.scanInterval(java.time.Duration.ofMillis(500));
       assertThat(tracer.nextScanDelay()).as("no exec notices").isEqualTo(500_000_000L);
       tracer.execNoticesOn(() -> 0);
-      assertThat(tracer.nextScanDelay()).isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
+      assertThat(tracer.nextScanDelay()).isEqualTo(ScanCadence.QUIET_SCAN_INTERVAL_NANOS);
       tracer.execNoticeLost();
       assertThat(tracer.nextScanDelay()).as("a notice lost: the next scan lists /proc soon").isEqualTo(500_000_000L);
       tracer.periodicScan();
-      assertThat(tracer.nextScanDelay()).as("listed: quiet again").isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
+      assertThat(tracer.nextScanDelay()).as("listed: quiet again").isEqualTo(ScanCadence.QUIET_SCAN_INTERVAL_NANOS);
       tracer.scanInterval(java.time.Duration.ofSeconds(5));
       assertThat(tracer.nextScanDelay()).as("a scan interval above 2 s is kept").isEqualTo(5_000_000_000L);
     }
@@ -162,11 +166,10 @@ class TracerTest {
     Path server = ExampleApps.build().resolve("greeter-server"); // links grpc-go: worth waiting for
     ProcFs procFs = new ProcFs(proc);
     ProcessSelector byPort = new ProcessSelector(List.of(new ProcessSelector.Rule(null, null, 50051, null)), List.of());
-    try (Tracer tracer = new Tracer(procFs, byPort, new ProbeAttacher(null, procFs), new Tracer.Listener() {}, 16,
-        io.gospan.offsets.resolve.Preference.DWARF)) {
+    try (Tracer tracer = new Tracer(options(procFs, byPort), new ProbeAttacher(null, procFs), new Tracer.Listener() {})) {
       tracer.execNoticesOn(() -> 0);
       tracer.scanInterval(java.time.Duration.ofMillis(500));
-      assertThat(tracer.nextScanDelay()).as("nothing waits: scans every 2 s").isEqualTo(Tracer.QUIET_SCAN_INTERVAL_NANOS);
+      assertThat(tracer.nextScanDelay()).as("nothing waits: scans every 2 s").isEqualTo(ScanCadence.QUIET_SCAN_INTERVAL_NANOS);
       process(700, 1000, server.toString());
       network(700, "", 7001);
       process(701, 1000, "/bin/true");
@@ -235,8 +238,8 @@ class TracerTest {
 
   /** Discovery with lingering binaries (nothing attaches: no probes): what it inspects is what the tests count. */
   static Tracer lingeringTracer(ProcFs procFs) {
-    return new Tracer(procFs, ProcessSelector.all(), new ProbeAttacher(null, procFs, java.time.Duration.ofMinutes(1), 4),
-        new Tracer.Listener() {}, 16, io.gospan.offsets.resolve.Preference.DWARF);
+    return new Tracer(options(procFs, ProcessSelector.all()), new ProbeAttacher(null, procFs, java.time.Duration.ofMinutes(1), 4),
+        new Tracer.Listener() {});
   }
 
   /** A copy of /bin/true at {@code path}: a file of its own inode. */
