@@ -5,14 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gospan.receiver.testing.ExampleApps;
 import io.gospan.receiver.testing.Jaeger;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import io.gospan.receiver.testing.SidecarProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,38 +32,20 @@ class JaegerEndToEndIT {
   @Test
   void tracesArriveInJaegerLinkedAndNamed() throws Exception {
     Path dir = ExampleApps.build();
-    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
-    List<String> log = Collections.synchronizedList(new ArrayList<>());
     try (Jaeger jaeger = Jaeger.start()) {
       Path config = Files.createTempFile("gospan-e2e", ".yaml");
       Files.writeString(config, "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + jaeger.otlpGrpcEndpoint() + "\n"
           + "  batch:\n    schedule_delay: 200ms\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n"
           // this clone's example programs only: others' Go processes on the machine are not this test's
           + "discovery:\n  instrument:\n    - exe_path: \"" + dir + "/*\"\n");
-      Process gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-              "-jar", jar.toString(), "run", "--config", config.toString())
-          .redirectErrorStream(true).start();
-      Thread reader = new Thread(() -> {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(gospan.getInputStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = r.readLine()) != null; ) {
-            log.add(line);
-          }
-        } catch (Exception ignored) {
-          // gospan exited
-        }
-      });
-      reader.start();
-      try {
-        await(() -> snapshot(log).stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
+      try (SidecarProcess gospan = SidecarProcess.start(config)) {
         try (ExampleApps.Server server = ExampleApps.startServer(dir, Map.of("OTEL_SERVICE_NAME", SERVER))) {
-          await(() -> snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + server.pid() + " ")), "server traced", log);
+          gospan.await(() -> gospan.traces(server.pid()), "server traced");
           // long-lived clients: one making OK calls, one asking for NOT_FOUND
           Process loop = startClient(dir, server.address(), "-n", "0", "-rate", "5", "-rpc", "unary");
           Process failing = startClient(dir, server.address(), "-n", "0", "-rate", "5", "-rpc", "unary", "-fail-code", "NOT_FOUND");
           try {
-            await(() -> snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + loop.pid() + " "))
-                && snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + failing.pid() + " ")), "clients traced", log);
+            gospan.await(() -> gospan.traces(loop.pid()) && gospan.traces(failing.pid()), "clients traced");
             Thread.sleep(1500);
             // a short-lived process of the now known client binary, carrying a trace context from
             // outside: traced from its first call, its spans join that trace
@@ -128,11 +107,7 @@ class JaegerEndToEndIT {
             assertThat(tag(client, "otel.status_code")).isNull();
           }
         }
-      } finally {
-        gospan.destroy(); // SIGTERM: flush, detach, exit 0
-        assertThat(gospan.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        reader.join(5000);
-        assertThat(gospan.exitValue()).as(String.join("\n", snapshot(log))).isZero();
+        gospan.stop(Duration.ofSeconds(30)); // SIGTERM: flush, detach, exit 0
       }
     }
   }
@@ -172,26 +147,5 @@ class JaegerEndToEndIT {
       }
     }
     return null;
-  }
-
-  /** A copy of the log taken under its lock: the reader thread appends while a check looks. */
-  static List<String> snapshot(List<String> log) {
-    synchronized (log) {
-      return List.copyOf(log);
-    }
-  }
-
-  interface Check {
-    boolean ok();
-  }
-
-  static void await(Check c, String what, List<String> log) throws InterruptedException {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    while (!c.ok()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what + "; gospan log:\n" + String.join("\n", snapshot(log)));
-      }
-      Thread.sleep(50);
-    }
   }
 }

@@ -10,6 +10,7 @@ import io.gospan.receiver.link.proto.LinkGrpc;
 import io.gospan.receiver.link.proto.LookupRequest;
 import io.gospan.receiver.link.proto.LookupResponse;
 import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.SidecarProcess;
 import io.gospan.receiver.testing.LinkNetwork;
 import io.gospan.receiver.testing.NamespaceBridge;
 import io.grpc.Server;
@@ -19,18 +20,17 @@ import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import io.opentelemetry.proto.trace.v1.Span;
 import io.opentelemetry.proto.trace.v1.Span.SpanKind;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
@@ -70,56 +70,39 @@ class LinkAcrossNamespacesIT {
   static final List<AutoCloseable> closing = new ArrayList<>();
 
   /** One {@code gospan run} in a namespace. */
-  record Gospan(String tier, Process process, List<String> log) {
+  record Gospan(String tier, SidecarProcess sidecar) {
     static Gospan start(String ns, String tier, Path binary) throws Exception {
-      Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-      assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
       Path config = Files.createTempFile("gospan-link-" + tier, ".yaml");
       Files.writeString(config, "discovery:\n  instrument:\n    - exe_path: \"" + binary + "\"\n"
           + "exporter:\n  type: otlp\n  otlp:\n    endpoint: http://" + LinkNetwork.BRIDGE_IP + ":4317\n"
           + "  batch:\n    schedule_delay: 200ms\nheaders:\n  allow: [relay-call]\n"
           + "metrics:\n  enabled: true\n  export_interval: 1s\ntelemetry:\n  http:\n    enabled: false\n"
           + "link:\n  listen: 0.0.0.0:" + LINK_PORT + "\n");
-      Process p = new ProcessBuilder(LinkNetwork.in(ns, Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx128m", "-jar", jar.toString(), "run", "--config", config.toString())).redirectErrorStream(true).start();
-      List<String> log = Collections.synchronizedList(new ArrayList<>());
-      Thread reader = new Thread(() -> {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = r.readLine()) != null; ) {
-            log.add(line);
-          }
-        } catch (Exception ignored) {
-          // gospan exited
-        }
-      });
-      reader.setDaemon(true);
-      reader.start();
-      Gospan g = new Gospan(tier, p, log);
-      RelayPropagationIT.await(() -> g.logged("waiting for Go gRPC processes") || !p.isAlive(), tier + " gospan started");
-      assertThat(p.isAlive()).as("%s gospan:\n%s", tier, String.join("\n", log)).isTrue();
-      assertThat(g.logged("link service on 0.0.0.0:" + LINK_PORT)).as("%s gospan serves links:\n%s", tier, String.join("\n", log)).isTrue();
-      return g;
-    }
-
-    boolean logged(String s) {
-      synchronized (log) {
-        return log.stream().anyMatch(l -> l.contains(s));
-      }
+      SidecarProcess p = SidecarProcess.start(tier + " gospan", LinkNetwork.in(ns), List.of("-Xmx128m"), config);
+      assertThat(p.logged("link service on 0.0.0.0:" + LINK_PORT)).as("%s gospan serves links:\n%s", tier, p.logText()).isTrue();
+      return new Gospan(tier, p);
     }
 
     boolean traces(long pid) {
-      return logged("tracing pid " + pid + " ");
+      return sidecar.traces(pid);
+    }
+
+    /** Waits at most 30 s for {@code ok}; an AssertionError naming {@code what} with this gospan's log after that. */
+    void await(BooleanSupplier ok, String what) throws InterruptedException {
+      sidecar.await(ok, what);
+    }
+
+    boolean alive() {
+      return sidecar.process().isAlive();
     }
 
     /** SIGTERM: flush, detach, exit 0. */
     void stop() throws Exception {
-      process.destroy();
-      assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-      assertThat(process.exitValue()).as("%s gospan exit:\n%s", tier, String.join("\n", log)).isZero();
+      sidecar.stop(Duration.ofSeconds(30));
     }
 
     long pid() {
-      return process.pid();
+      return sidecar.pid();
     }
   }
 
@@ -140,7 +123,7 @@ class LinkAcrossNamespacesIT {
   static void tearDown() throws Exception {
     try {
       for (Gospan g : new Gospan[] {relayGospan, serverGospan, clientGospan}) {
-        if (g != null && g.process().isAlive()) {
+        if (g != null && g.alive()) {
           g.stop();
         }
       }
@@ -266,7 +249,7 @@ class LinkAcrossNamespacesIT {
 
   /** Stops the client's gospan, once (the failure cases put a fake peer, or none, at its address). */
   static void stopClientGospan() throws Exception {
-    if (clientGospan.process().isAlive()) {
+    if (clientGospan.alive()) {
       clientGospan.stop();
     }
   }
@@ -473,10 +456,8 @@ class LinkAcrossNamespacesIT {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (counter(g, name, attrs) < atLeast) {
       if (System.nanoTime() > deadline) {
-        List<String> tail;
-        synchronized (g.log()) {
-          tail = new ArrayList<>(g.log().subList(Math.max(0, g.log().size() - 40), g.log().size()));
-        }
+        List<String> log = g.sidecar().log();
+        List<String> tail = log.subList(Math.max(0, log.size() - 40), log.size());
         throw new AssertionError(g.tier() + " gospan: " + name + " " + attrs + " = " + counter(g, name, attrs)
             + ", expected at least " + atLeast + "; its link counters: sent " + counter(g, "gospan.link.lookups.sent", null)
             + ", answered " + counter(g, "gospan.link.lookups.answered", null)
@@ -571,8 +552,8 @@ class LinkAcrossNamespacesIT {
         ExampleApps.Server relay = ExampleApps.startListening(LinkNetwork.in(net.relay), dir.resolve("greeter-relay"),
             LinkNetwork.RELAY_IP + ":50052", Map.of("OTEL_SERVICE_NAME", tag + "-relay"), "-upstream", upstream,
             "-background", "100ms")) {
-      RelayPropagationIT.await(() -> serverGospan.traces(server.pid()) && relayGospan.traces(relay.pid()),
-          tag + ": server and relay traced by their gospans");
+      serverGospan.await(() -> serverGospan.traces(server.pid()), tag + ": server traced by its gospan");
+      relayGospan.await(() -> relayGospan.traces(relay.pid()), tag + ": relay traced by its gospan");
       List<String> cmd = LinkNetwork.in(net.client, dir.resolve("greeter-client").toString(), "-addr",
           LinkNetwork.RELAY_IP + ":50052", "-quiet", "-n", "0", "-rate", "50", "-rpc", "all");
       ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -582,8 +563,8 @@ class LinkAcrossNamespacesIT {
       long t0;
       long t1;
       try {
-        boolean clientTraced = clientGospan.process().isAlive();
-        RelayPropagationIT.await(() -> !clientTraced || clientGospan.traces(client.pid()), tag + ": the client traced");
+        boolean clientTraced = clientGospan.alive();
+        clientGospan.await(() -> !clientTraced || clientGospan.traces(client.pid()), tag + ": the client traced");
         Thread.sleep(1000);
         t0 = RelayPropagationIT.epochNanos();
         Thread.sleep(RelayPropagationIT.WINDOW_MS);

@@ -42,15 +42,15 @@ class LinkJaegerEndToEndIT {
             ExampleApps.Server relay = ExampleApps.startListening(LinkNetwork.in(net.relay), dir.resolve("greeter-relay"),
                 LinkNetwork.RELAY_IP + ":50052", Map.of("OTEL_SERVICE_NAME", RelayJaegerEndToEndIT.RELAY),
                 "-upstream", LinkNetwork.SERVER_IP + ":50051", "-background", "0")) {
-          RelayPropagationIT.await(() -> gospans.get(2).traces(server.pid()) && gospans.get(1).traces(relay.pid()),
-              "server and relay traced by their gospans");
+          gospans.get(2).await(() -> gospans.get(2).traces(server.pid()), "server traced by its gospan");
+          gospans.get(1).await(() -> gospans.get(1).traces(relay.pid()), "relay traced by its gospan");
           ProcessBuilder pb = new ProcessBuilder(LinkNetwork.in(net.client, dir.resolve("greeter-client").toString(),
               "-addr", LinkNetwork.RELAY_IP + ":50052", "-quiet", "-rpc", "unary", "-n", "0", "-rate", "5"))
               .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.INHERIT);
           pb.environment().put("OTEL_SERVICE_NAME", RelayJaegerEndToEndIT.CLIENT);
           Process client = pb.start();
           try {
-            RelayPropagationIT.await(() -> gospans.get(0).traces(client.pid()), "the client traced by its gospan");
+            gospans.get(0).await(() -> gospans.get(0).traces(client.pid()), "the client traced by its gospan");
             traces = jaeger.awaitTraces(RelayJaegerEndToEndIT.CLIENT, RelayJaegerEndToEndIT::settled, Duration.ofSeconds(60));
           } finally {
             client.destroy();

@@ -5,14 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gospan.receiver.testing.ExampleApps;
 import io.gospan.receiver.testing.Jaeger;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import io.gospan.receiver.testing.SidecarProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,33 +34,16 @@ class RelayJaegerEndToEndIT {
   @Test
   void eachCallIsOneSixSpanTraceInJaeger() throws Exception {
     Path dir = ExampleApps.build();
-    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
-    List<String> log = Collections.synchronizedList(new ArrayList<>());
     try (Jaeger jaeger = Jaeger.start()) {
       Path config = Files.createTempFile("gospan-relay-jaeger", ".yaml");
       Files.writeString(config, "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + jaeger.otlpGrpcEndpoint() + "\n"
           + "  batch:\n    schedule_delay: 200ms\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n");
-      Process gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-              "-jar", jar.toString(), "run", "--config", config.toString())
-          .redirectErrorStream(true).start();
-      Thread reader = new Thread(() -> {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(gospan.getInputStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = r.readLine()) != null; ) {
-            log.add(line);
-          }
-        } catch (Exception ignored) {
-          // gospan exited
-        }
-      });
-      reader.start();
       List<JsonNode> traces;
-      try {
-        JaegerEndToEndIT.await(() -> JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started", log);
+      try (SidecarProcess gospan = SidecarProcess.start(config)) {
         try (ExampleApps.Server server = ExampleApps.startServer(dir, Map.of("OTEL_SERVICE_NAME", SERVER));
             ExampleApps.Server relay = ExampleApps.startRelay(dir, Map.of("OTEL_SERVICE_NAME", RELAY), server.address(),
                 "-background", "0")) {
-          JaegerEndToEndIT.await(() -> traced(log, server.pid()) && traced(log, relay.pid()), "server and relay traced", log);
+          gospan.await(() -> gospan.traces(server.pid()) && gospan.traces(relay.pid()), "server and relay traced");
           List<String> cmd = List.of(dir.resolve("greeter-client").toString(), "-addr", relay.address(), "-quiet",
               "-rpc", "unary", "-n", "0", "-rate", "5");
           ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -71,18 +51,14 @@ class RelayJaegerEndToEndIT {
           pb.environment().put("OTEL_SERVICE_NAME", CLIENT);
           Process client = pb.start();
           try {
-            JaegerEndToEndIT.await(() -> traced(log, client.pid()), "client traced", log);
+            gospan.await(() -> gospan.traces(client.pid()), "client traced");
             traces = jaeger.awaitTraces(CLIENT, RelayJaegerEndToEndIT::settled, Duration.ofSeconds(40));
           } finally {
             client.destroy();
             client.waitFor(10, TimeUnit.SECONDS);
           }
         }
-      } finally {
-        gospan.destroy();
-        assertThat(gospan.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        reader.join(5000);
-        assertThat(gospan.exitValue()).as(String.join("\n", log)).isZero();
+        gospan.stop(Duration.ofSeconds(30));
       }
       List<JsonNode> complete = complete(traces);
       assertThat(complete).as("six-span traces in Jaeger").hasSizeGreaterThanOrEqualTo(5);
@@ -92,10 +68,6 @@ class RelayJaegerEndToEndIT {
       assertThat(complete.size()).as("traces with relay client spans that are complete, of %d", withRelayClients)
           .isGreaterThanOrEqualTo((int) Math.ceil(0.9 * withRelayClients));
     }
-  }
-
-  static boolean traced(List<String> log, long pid) {
-    return JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
   }
 
   /** The traces that are exactly the six-span chain with CHILD_OF references and the right services. */

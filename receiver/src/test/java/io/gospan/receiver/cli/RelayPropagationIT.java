@@ -6,23 +6,23 @@ import com.google.protobuf.ByteString;
 import io.gospan.receiver.export.OtlpGrpcReceiver;
 import io.gospan.receiver.export.OtlpGrpcReceiver.ReceivedSpan;
 import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.SidecarProcess;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.Span;
 import io.opentelemetry.proto.trace.v1.Span.SpanKind;
-import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
@@ -90,14 +90,10 @@ class RelayPropagationIT {
     return out;
   }
 
-  static Process gospan;
-  static Thread reader;
-  static final List<String> log = Collections.synchronizedList(new ArrayList<>());
+  static SidecarProcess gospan;
 
   @BeforeAll
   static void startGospan() throws Exception {
-    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
     receiver = OtlpGrpcReceiver.start(0);
     Path config = Files.createTempFile("gospan-relay", ".yaml");
     // only this clone's example programs: other Go gRPC programs on the machine are not this test's
@@ -106,20 +102,7 @@ class RelayPropagationIT {
         + "exporter:\n  type: otlp\n  otlp:\n    endpoint: " + receiver.endpoint() + "\n"
         + "  batch:\n    schedule_delay: 200ms\nheaders:\n  allow_request: [relay-call]\nmetrics:\n  enabled: false\n"
         + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n");
-    gospan = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-jar", jar.toString(), "run", "--config", config.toString())
-        .redirectErrorStream(true).start();
-    reader = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(new InputStreamReader(gospan.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          log.add(line);
-        }
-      } catch (Exception ignored) {
-        // gospan exited
-      }
-    });
-    reader.start();
-    await(() -> JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("waiting for Go gRPC processes")), "gospan started");
+    gospan = SidecarProcess.start(config);
   }
 
   @AfterAll
@@ -129,13 +112,7 @@ class RelayPropagationIT {
         // SIGTERM: flush, detach, exit 0. Every binary of the seven builds (21) is still attached
         // (discovery.linger): detaching its uprobes took 2 s per binary on the shared 2-core VM
         // under load 17, so the wait allows for that.
-        long t0 = System.nanoTime();
-        gospan.destroy();
-        boolean exited = gospan.waitFor(120, TimeUnit.SECONDS);
-        System.out.printf("gospan exited %.1f s after SIGTERM%n", (System.nanoTime() - t0) / 1e9);
-        assertThat(exited).as("gospan exits after SIGTERM; its log:\n%s", String.join("\n", log)).isTrue();
-        reader.join(5000);
-        assertThat(gospan.exitValue()).as(String.join("\n", log)).isZero();
+        System.out.printf("gospan exited %.1f s after SIGTERM%n", gospan.stop(Duration.ofSeconds(120)).toMillis() / 1e3);
       }
     } finally {
       if (receiver != null) {
@@ -428,7 +405,7 @@ class RelayPropagationIT {
   }
 
   static boolean traced(long pid) {
-    return JaegerEndToEndIT.snapshot(log).stream().anyMatch(l -> l.contains("tracing pid " + pid + " "));
+    return gospan.traces(pid);
   }
 
   /**
@@ -450,18 +427,9 @@ class RelayPropagationIT {
     return buf.toString(StandardCharsets.UTF_8);
   }
 
-  interface Check {
-    boolean ok();
-  }
-
-  static void await(Check c, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    while (!c.ok()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what + "; gospan log:\n" + String.join("\n", log));
-      }
-      Thread.sleep(50);
-    }
+  /** Waits at most 30 s for {@code ok}: an AssertionError naming {@code what} with this class's gospan's log after that. */
+  static void await(BooleanSupplier ok, String what) throws InterruptedException {
+    gospan.await(ok, what);
   }
 
   /** The spans of one run's three processes, indexed. */
