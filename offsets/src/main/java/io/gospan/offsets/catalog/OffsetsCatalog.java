@@ -285,22 +285,12 @@ public final class OffsetsCatalog {
       at.add(oldest);
       whys.add("the oldest catalogued");
     } else {
-      String lo = null;
-      String hi = null;
-      for (String o : s.observed) {
-        int c = ModuleVersions.compare(o, version);
-        if (c <= 0) {
-          lo = o;
-        }
-        if (c >= 0 && hi == null) {
-          hi = o;
-        }
-      }
-      boolean same = at(entries, lo) == at(entries, hi);
-      at.add(lo);
+      Bracket b = Bracket.of(s.observed, version);
+      boolean same = at(entries, b.lo()) == at(entries, b.hi());
+      at.add(b.lo());
       whys.add(same ? "catalogued" : "catalogued just before");
       if (!same) {
-        at.add(hi);
+        at.add(b.hi());
         whys.add("catalogued just after");
       }
     }
@@ -495,22 +485,12 @@ public final class OffsetsCatalog {
     if (entries == null) {
       return Answer.none("the catalog has no field " + field.cName() + " in " + section, false);
     }
-    String lo = null;
-    String hi = null;
-    for (String o : s.observed) {
-      int c = ModuleVersions.compare(o, version);
-      if (c <= 0) {
-        lo = o;
-      }
-      if (c >= 0 && hi == null) {
-        hi = o;
-      }
-    }
-    Entry a = at(entries, lo);
-    Entry b = at(entries, hi);
+    Bracket around = Bracket.of(s.observed, version);
+    Entry a = at(entries, around.lo());
+    Entry b = at(entries, around.hi());
     if (a != b) {
-      return Answer.none(what + " " + shown + " lies between catalogued " + display(module, lo) + " and "
-          + display(module, hi) + ", whose " + field.cName() + " differ", false);
+      return Answer.none(what + " " + shown + " lies between catalogued " + display(module, around.lo()) + " and "
+          + display(module, around.hi()) + ", whose " + field.cName() + " differ", false);
     }
     if (a == null) {
       return Answer.none("the catalog has no " + field.cName() + " entry for " + what + " " + shown, false);
@@ -527,6 +507,28 @@ public final class OffsetsCatalog {
 
   private static String display(String module, String semver) {
     return module.equals(STD) ? "go" + semver.substring(1).replaceFirst("\\.0-", "").replaceFirst("-", "") : semver;
+  }
+
+  /**
+   * The observed versions around {@code version}: {@code lo} the newest at or before it, {@code hi}
+   * the oldest at or after it (both {@code version} when it was observed); {@code version} lies
+   * between the first and the last of {@code observed} (oldest first).
+   */
+  private record Bracket(String lo, String hi) {
+    static Bracket of(List<String> observed, String version) {
+      String lo = null;
+      String hi = null;
+      for (String o : observed) {
+        int c = ModuleVersions.compare(o, version);
+        if (c <= 0) {
+          lo = o;
+        }
+        if (c >= 0 && hi == null) {
+          hi = o;
+        }
+      }
+      return new Bracket(lo, hi);
+    }
   }
 
   private static Entry at(List<Entry> entries, String version) {
