@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the open forever), and every compressed-section header cut short is a {@link CorruptBinaryException}
  * naming the section, never a runtime exception.
  */
-class HostileFilesTest {
+class HostileFilesIT {
 
   @TempDir Path dir;
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * bpftool, as the build does): what it derives from the tags, and that it refuses tags and enums
  * that disagree.
  */
-class ContractGeneratorTest {
+class ContractGeneratorIT {
 
   @TempDir Path dir;
 
