@@ -3,6 +3,7 @@ package io.gospan.receiver.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.SidecarProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,8 +22,7 @@ class NoPrivilegesIT {
   @Test
   void withoutCapSysAdminGospanSaysWhyInOneLineAndExits1() throws Exception {
     Path dir = ExampleApps.build();
-    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
+    Path jar = SidecarProcess.jar();
     Path config = Files.createTempFile("gospan-noprivs", ".yaml");
     // link off: another gospan on this machine may hold the link port (one more ERROR line)
     Files.writeString(config, "exporter:\n  type: none\nmetrics:\n  enabled: false\ntelemetry:\n  http:\n    enabled: false\n"

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.SidecarProcess;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -229,8 +230,7 @@ class OverloadIT {
   @Test
   void fullSpeedFromManyCallersStaysWithinItsMemoryCountsEveryLossAndDropsWholeTraces() throws Exception {
     Path dir = ExampleApps.build();
-    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
+    Path jar = SidecarProcess.jar();
     int telemetry = freePort();
     Path config = Files.createTempFile("gospan-overload", ".yaml");
     Path log = Files.createTempFile("gospan-overload", ".log");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gospan.receiver.export.OtlpGrpcReceiver;
 import io.gospan.receiver.export.OtlpGrpcReceiver.ReceivedSpan;
 import io.gospan.receiver.testing.ExampleApps;
+import io.gospan.receiver.testing.SidecarProcess;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import io.opentelemetry.proto.trace.v1.Span.SpanKind;
 import java.io.BufferedReader;
@@ -42,8 +43,7 @@ class PidNamespaceIT {
   @Test
   void spansCarryTheNamespacesProcessIdsAndOutsideProcessesAreNotTraced() throws Exception {
     Path dir = ExampleApps.build();
-    Path jar = ExampleApps.repoRoot().resolve("receiver/target/gospan.jar");
-    assertThat(jar).as("the gospan jar (mvn package runs before the integration tests)").exists();
+    Path jar = SidecarProcess.jar();
     Path work = Files.createTempDirectory("gospan-pidns");
     try (OtlpGrpcReceiver receiver = OtlpGrpcReceiver.start(0)) {
       Path config = work.resolve("gospan.yaml");
