@@ -6,7 +6,6 @@ import io.gospan.offsets.GoBinaryException;
 import io.gospan.offsets.NotElfException;
 import io.gospan.offsets.NotGoBinaryException;
 import io.gospan.offsets.UnsupportedArchitectureException;
-import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.receiver.discovery.BinaryInspection;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -225,6 +224,6 @@ final class InspectDirectory {
   }
 
   private static String esc(Object text) {
-    return Printable.escape(text);
+    return InspectReport.esc(text);
   }
 }
