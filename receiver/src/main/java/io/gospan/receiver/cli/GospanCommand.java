@@ -16,7 +16,8 @@ import picocli.CommandLine.Command;
     subcommands = {RunCommand.class, InspectCommand.class, VersionCommand.class, CommandLine.HelpCommand.class},
     footer = {
       "",
-      "Exit codes: 0 ok, 1 runtime error, 2 usage or configuration error, 3 (inspect) no spans possible.",
+      "Exit codes: 0 ok, 1 runtime error, 2 usage or configuration error, 3 (inspect) no spans possible",
+      "(inspect DIR: for some Go gRPC binary under DIR).",
       "run needs root, or CAP_SYS_ADMIN (uprobes) + CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE;",
       "inspect needs only read access to the binary."
     })

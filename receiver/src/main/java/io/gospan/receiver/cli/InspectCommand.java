@@ -6,7 +6,6 @@ import io.gospan.offsets.GoFunction;
 import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.elf.ElfFile;
 import io.gospan.offsets.elf.NotRegularFileException;
-import io.gospan.offsets.resolve.ArgLocation;
 import io.gospan.offsets.resolve.ConnTypes;
 import io.gospan.offsets.resolve.FieldValue;
 import io.gospan.offsets.resolve.OffsetsResolution;
@@ -17,6 +16,7 @@ import io.gospan.receiver.discovery.BinaryInspection;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -28,8 +28,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code gospan inspect <path|pid>}: what gospan would do with a binary, without loading BPF.
- * A pre-deployment check.
+ * {@code gospan inspect <path|pid|dir>}: what gospan would do with a binary, or with each Go binary under a
+ * directory ({@link InspectDirectory}), without loading BPF. A pre-deployment check; {@code --output json} for
+ * machines ({@link InspectReport}).
  */
 @Command(
     name = "inspect",
@@ -42,72 +43,111 @@ import picocli.CommandLine.Parameters;
       "With --config, as `gospan run --config` would trace it (offsets.prefer, and headers.allow, which needs the",
       "headers probe set; discovery.linger and discovery.hold_new_binaries: which runs of the binary are traced).",
       "Exit 0 when spans will be produced, 3 when none, 1 on a read error,",
-      "2 when the path is not a regular file (a FIFO, socket, device or directory is refused without being opened).",
+      "2 when the path is a FIFO, socket or device (refused without being opened).",
+      "A directory: every ELF Go binary under it (symbolic links and other file systems not followed), one line each;",
+      "exit 0 when every Go binary that links grpc-go's transport will produce spans, 3 when one will not,",
+      "1 when none fails but a file or directory could not be read (its verdict is unknown).",
+      "--output json: one JSON document per binary (docs/inspect.md), one per line for a directory.",
       "Text read from the binary is printed with non-printable characters escaped (\\x1b, \\u202e)."
     })
 public final class InspectCommand implements Callable<Integer> {
 
-  private static final String[] REGISTERS = {
-    "RAX", "RDX", "RCX", "RBX", "RSI", "RDI", "RBP", "RSP", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"
-  };
+  /** The output formats. */
+  public enum Output {
+    /** For a person (docs/inspect.md). */
+    TEXT,
+    /** One JSON document per binary ({@link InspectReport}); a directory: one per line. */
+    JSON
+  }
 
-  @Parameters(paramLabel = "PATH|PID", description = "an executable, or the pid of a running process")
+  @Parameters(paramLabel = "PATH|PID|DIR", description = "an executable, the pid of a running process, or a directory")
   String target;
 
   @picocli.CommandLine.Option(names = {"-c", "--config"}, paramLabel = "FILE",
       description = "the gospan.yaml `gospan run` uses (offsets.prefer, headers.allow, discovery.linger, discovery.hold_new_binaries)")
   Path config;
 
+  @picocli.CommandLine.Option(names = {"-o", "--output"}, paramLabel = "FORMAT",
+      description = "text (default) or json (one document per binary; schema: docs/inspect.md)")
+  Output output = Output.TEXT;
+
   PrintStream out = System.out;
   PrintStream err = System.err;
 
+  /**
+   * What {@code gospan run --config} decides a binary's fate with: the offsets' preference, whether response headers
+   * are captured, and the "runs traced" sentence.
+   */
+  record Settings(Preference preference, boolean responseHeaders, String runsTraced) {
+    BinaryInspection inspect(Path path, GoBinary binary) throws GoBinaryException {
+      return BinaryInspection.inspect(path, binary, preference, responseHeaders);
+    }
+  }
+
   @Override
   public Integer call() {
-    Path path = target.chars().allMatch(Character::isDigit) ? Path.of("/proc", target, "exe") : Path.of(target);
+    Settings settings;
+    try {
+      settings = settings();
+    } catch (io.gospan.receiver.config.ConfigException e) {
+      err.println("gospan inspect: " + esc(e.getMessage()));
+      return ExitCodes.USAGE;
+    }
+    boolean pid = target.chars().allMatch(Character::isDigit);
+    Path path = pid ? Path.of("/proc", target, "exe") : Path.of(target);
+    if (!pid && Files.isDirectory(path)) {
+      return new InspectDirectory(settings, output, out, err).inspect(path);
+    }
     try {
       // before anything opens it: a FIFO would block the open, a device could stream forever
       ElfFile.requireRegularFile(path);
     } catch (NotRegularFileException e) {
-      err.println("gospan inspect: " + esc(e.getMessage()));
-      return ExitCodes.USAGE;
+      return fail(path, ExitCodes.USAGE, esc(e.getMessage()));
     } catch (NoSuchFileException e) {
-      err.println("gospan inspect: " + esc(path) + " does not exist" + (path.startsWith("/proc") ? " (no such process?)" : ""));
-      return ExitCodes.ERROR;
+      return fail(path, ExitCodes.ERROR, esc(path) + " does not exist" + (path.startsWith("/proc") ? " (no such process?)" : ""));
     } catch (AccessDeniedException e) {
-      err.println("gospan inspect: permission denied reading " + esc(path));
-      return ExitCodes.ERROR;
+      return fail(path, ExitCodes.ERROR, "permission denied reading " + esc(path));
     } catch (IOException e) {
-      err.println("gospan inspect: cannot read " + esc(path) + ": " + esc(e.getMessage()));
-      return ExitCodes.ERROR;
+      return fail(path, ExitCodes.ERROR, "cannot read " + esc(path) + ": " + esc(e.getMessage()));
     }
     try (GoBinary binary = GoBinary.open(path)) {
-      return report(path, binary);
+      BinaryInspection inspection = settings.inspect(path, binary);
+      if (output == Output.JSON) {
+        out.println(InspectReport.of(inspection, settings.runsTraced()).json());
+        return inspection.producesSpans() ? ExitCodes.OK : ExitCodes.UNSUPPORTED;
+      }
+      return report(path, inspection, settings.runsTraced());
+    } catch (io.gospan.offsets.CorruptBinaryException e) {
+      return unsupported(path, InspectReport.Status.ERROR, e);
     } catch (GoBinaryException e) {
-      out.println("binary:  " + esc(path));
-      out.println("verdict: unsupported: " + esc(e.getMessage()));
-      return ExitCodes.UNSUPPORTED;
+      return unsupported(path, InspectReport.Status.NOT_GO, e);
     } catch (NotRegularFileException e) {
-      err.println("gospan inspect: " + esc(e.getMessage())); // replaced since the check above
-      return ExitCodes.USAGE;
+      return fail(path, ExitCodes.USAGE, esc(e.getMessage())); // replaced since the check above
     } catch (AccessDeniedException e) {
-      err.println("gospan inspect: permission denied reading " + esc(path));
-      return ExitCodes.ERROR;
+      return fail(path, ExitCodes.ERROR, "permission denied reading " + esc(path));
     } catch (IOException e) {
-      err.println("gospan inspect: cannot read " + esc(path) + ": " + esc(e.getMessage()));
-      return ExitCodes.ERROR;
+      return fail(path, ExitCodes.ERROR, "cannot read " + esc(path) + ": " + esc(e.getMessage()));
     }
   }
 
-  /** Where an at-returns probe attaches: emulated jumps before its RETs (the result's stack slot), or the RETs. */
-  private static String atReturns(BinaryInspection inspection, BinaryInspection.ProbePlan plan) {
-    BinaryInspection.Returns r = plan.probe() == Probe.HTTP2_CLIENT_NEW_STREAM
-        ? inspection.newStreamReturns().orElse(null) : null;
-    if (r != null && r.slot() >= 0) {
-      return String.format(" at %d emulated jump%s before its returns, the result read from [rsp + 0x%x]",
-          plan.returns().size(), plan.returns().size() == 1 ? "" : "s", r.slot());
+  /** A file gospan cannot inspect: one line on stderr (and its JSON document); {@code exit}. */
+  private int fail(Path path, int exit, String message) {
+    err.println("gospan inspect: " + message);
+    if (output == Output.JSON) {
+      out.println(InspectReport.of(path, InspectReport.Status.ERROR, message).json());
     }
-    return " at its " + plan.returns().size() + " RET instructions (single-stepped"
-        + (r != null && r.whyRets() != null ? ": " + esc(r.whyRets()) : "") + ")";
+    return exit;
+  }
+
+  /** Not a Go binary gospan reads (or a corrupt one): "unsupported", exit 3, as ever. */
+  private int unsupported(Path path, InspectReport.Status status, GoBinaryException e) {
+    if (output == Output.JSON) {
+      out.println(InspectReport.of(path, status, esc(e.getMessage())).json());
+    } else {
+      out.println("binary:  " + esc(path));
+      out.println("verdict: unsupported: " + esc(e.getMessage()));
+    }
+    return ExitCodes.UNSUPPORTED;
   }
 
   /** Text that may come from the binary (or its file name), with non-printable characters escaped. */
@@ -115,23 +155,17 @@ public final class InspectCommand implements Callable<Integer> {
     return Printable.escape(text);
   }
 
-  private int report(Path path, GoBinary binary) throws GoBinaryException {
-    // the same inspection, with the same settings, as `gospan run`'s discovery
-    Preference preference = Preference.DWARF;
-    boolean responseHeaders = false;
-    io.gospan.receiver.config.GospanConfig.DiscoveryConfig discovery = io.gospan.receiver.config.GospanConfig.defaults().discovery();
-    if (config != null) {
-      try {
-        io.gospan.receiver.config.GospanConfig c = io.gospan.receiver.config.ConfigLoader.load(config);
-        preference = c.offsets().preferCatalog() ? Preference.CATALOG : Preference.DWARF;
-        responseHeaders = !c.headers().allow().isEmpty();
-        discovery = c.discovery();
-      } catch (io.gospan.receiver.config.ConfigException e) {
-        err.println("gospan inspect: " + esc(e.getMessage()));
-        return ExitCodes.USAGE;
-      }
-    }
-    BinaryInspection inspection = BinaryInspection.inspect(path, binary, preference, responseHeaders);
+  /** The settings of {@code --config}, else the defaults: the same as {@code gospan run}'s discovery gets. */
+  private Settings settings() throws io.gospan.receiver.config.ConfigException {
+    io.gospan.receiver.config.GospanConfig c = config != null ? io.gospan.receiver.config.ConfigLoader.load(config)
+        : io.gospan.receiver.config.GospanConfig.defaults();
+    io.gospan.receiver.config.GospanConfig.DiscoveryConfig discovery = c.discovery();
+    return new Settings(c.offsets().preferCatalog() ? Preference.CATALOG : Preference.DWARF,
+        !c.headers().allow().isEmpty(), io.gospan.receiver.discovery.Tracer.runsTraced(discovery.holdNewBinaries(),
+            discovery.holdLimit(), !discovery.linger().isZero() && discovery.maxLingeringBinaries() > 0));
+  }
+
+  private int report(Path path, BinaryInspection inspection, String runsTraced) {
     out.println("binary:   " + esc(path));
     out.println("go:       " + esc(inspection.goVersion()) + " (" + (inspection.registerAbi() ? "register ABI" : "stack ABI") + ")");
     if (inspection.moduleInfo()) {
@@ -160,15 +194,8 @@ public final class InspectCommand implements Callable<Integer> {
         Probe p = plan.probe();
         GoFunction f = plan.function();
         String where = f == null ? "not in binary" : String.format("0x%x (file offset 0x%x, from %s)", f.entry(), f.fileOffset(), f.source().name().toLowerCase(Locale.ROOT));
-        String fate;
-        if (plan.action() == BinaryInspection.Action.UNUSED) {
-          fate = "not attached: " + esc(plan.reason());
-        } else if (plan.reason() == null) {
-          fate = "will attach" + (p.atReturns() ? atReturns(inspection, plan)
-              : p.pastGuard() ? String.format(" past its guard, file offset 0x%x", plan.returns().get(0)) : "");
-        } else {
-          fate = refusals.say("refused: " + Reasons.head(plan.reason()), Reasons.tail(plan.reason()), "");
-        }
+        String fate = InspectReport.place(inspection, plan,
+            reason -> refusals.say("refused: " + Reasons.head(reason), Reasons.tail(reason), ""));
         out.printf("  %-30s %s%n      %s: %s%n", p.name().toLowerCase(Locale.ROOT), f != null ? f.name() : p.function(), where, fate);
       }
       out.println("offsets:");
@@ -185,7 +212,7 @@ public final class InspectCommand implements Callable<Integer> {
           value = missing.say("missing", r.missing().getOrDefault(field, "unknown"), field.optional() ? " (optional)" : "");
         } else {
           String note = r.notes().get(field);
-          value = show(field, v) + " (" + v.source().name().toLowerCase(Locale.ROOT) + (note == null ? "" : ", " + esc(note)) + ")";
+          value = InspectReport.show(field, v) + " (" + v.source().name().toLowerCase(Locale.ROOT) + (note == null ? "" : ", " + esc(note)) + ")";
         }
         out.printf("  %-34s %s%n", field.cName(), value);
       }
@@ -193,21 +220,14 @@ public final class InspectCommand implements Callable<Integer> {
     if (resolution.isPresent()) {
       printConnections(inspection);
     }
-    Optional<String> unsupported = inspection.unsupported();
-    if (unsupported.isPresent()) {
-      out.println("verdict:  " + esc(unsupported.get()));
+    out.println("verdict:  " + InspectReport.verdictText(inspection));
+    if (inspection.unsupported().isPresent()) {
       return ExitCodes.UNSUPPORTED;
     }
-    boolean client = inspection.clientSpans();
-    boolean server = inspection.serverSpans();
-    out.println("verdict:  " + (client ? "client spans" : "no client spans") + ", "
-        + (server ? "server spans" : serveHttpOnly(inspection) ? "server spans through ServeHTTP only" : "no server spans")
-        + ", " + esc(inspection.socketLinkingVerdict()));
-    out.println("servehttp: " + serveHttp(inspection.serveHttp(Probe.HttpServer.XNET)) + "; "
-        + serveHttp(inspection.serveHttp(Probe.HttpServer.NETHTTP)));
+    out.println("servehttp: " + InspectReport.serveHttpText(inspection.serveHttp(Probe.HttpServer.XNET)) + "; "
+        + InspectReport.serveHttpText(inspection.serveHttp(Probe.HttpServer.NETHTTP)));
     out.println("calls linked inside the process: " + esc(inspection.inProcessLinking()));
-    out.println("runs traced: " + io.gospan.receiver.discovery.Tracer.runsTraced(discovery.holdNewBinaries(),
-        discovery.holdLimit(), !discovery.linger().isZero() && discovery.maxLingeringBinaries() > 0));
+    out.println("runs traced: " + runsTraced);
     return ExitCodes.OK;
   }
 
@@ -289,32 +309,4 @@ public final class InspectCommand implements Callable<Integer> {
     }
   }
 
-  private static boolean serveHttpOnly(BinaryInspection inspection) {
-    return inspection.serveHttp(Probe.HttpServer.XNET).spans() || inspection.serveHttp(Probe.HttpServer.NETHTTP).spans();
-  }
-
-  /** Whether gRPC served through this HTTP/2 server copy's ServeHTTP gets server spans. */
-  private static String serveHttp(BinaryInspection.ServeHttpPath path) {
-    String name = path.server() == Probe.HttpServer.XNET ? "x/net http2 (h2c)" : "net/http's http2";
-    if (!path.linked()) {
-      return name + " not linked";
-    }
-    if (path.refused() != null) {
-      return name + " without server spans (" + path.refused().name().toLowerCase(Locale.ROOT) + " refused)";
-    }
-    return name + " server spans (hpack WriteField attached once gRPC is served)";
-  }
-
-  private static String show(ProbeField field, FieldValue v) {
-    switch (field.kind()) {
-      case ARGUMENT: {
-        ArgLocation l = v.location();
-        return l.register() ? REGISTERS[l.dwarfRegister()] : "stack SP+" + l.spOffset();
-      }
-      case ITAB:
-        return String.format("0x%x", v.value());
-      default:
-        return Long.toString(v.value());
-    }
-  }
 }

@@ -605,6 +605,16 @@ public final class BinaryInspection {
   }
 
   /**
+   * Whether the binary links grpc-go's HTTP/2 transport: some function of {@link Probe#grpcTransport()} is in
+   * it. A binary that lists grpc-go among its modules but uses only its {@code codes} or {@code status} packages,
+   * and a GOPATH build without grpc-go (containerd's ttrpc shims), do not: {@code inspect DIR} does not count them
+   * as Go gRPC binaries.
+   */
+  public boolean linksGrpc() {
+    return resolution != null && Probe.grpcTransport().stream().anyMatch(resolution.functions()::containsKey);
+  }
+
+  /**
    * The verdict: whether gospan produces spans for this binary (client, server, or server spans
    * of gRPC served through a ServeHTTP path). {@code gospan run} traces exactly such binaries.
    */
