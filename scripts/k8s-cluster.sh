@@ -710,11 +710,13 @@ down() {
     if [[ -f $before ]]; then
         local p
         # created since up, so ours (e.g. the kubelet's device-plugin socket goes to
-        # /var/lib/kubelet/device-plugins whatever its --root-dir): sockets and empty directories
-        # go; a file would stay and be reported
+        # /var/lib/kubelet/device-plugins whatever its --root-dir): sockets, links into $root (the
+        # kubelet's /var/log/containers links to its pods' logs, left when the pods are gone from
+        # the API before its container garbage collection ran) and then empty directories go; a
+        # file would stay and be reported
         for p in "${host_paths[@]}"; do
             if [[ -e $p ]] && ! section "$before" paths | grep -qx "$p"; then
-                find "$p" -depth \( -type s -o -type d -empty \) -delete 2>/dev/null || true
+                find "$p" -depth \( -type s -o \( -type l -lname "$root/*" \) -o -type d -empty \) -delete 2>/dev/null || true
             fi
         done
         for p in /sys/fs/cgroup/*/k8s.io; do
