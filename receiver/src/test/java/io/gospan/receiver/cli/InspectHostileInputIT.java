@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import io.gospan.offsets.resolve.Preference;
 import io.gospan.receiver.discovery.BinaryInspection;
 import io.gospan.receiver.testing.ExampleApps;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,17 +24,8 @@ class InspectHostileInputIT {
 
   @TempDir Path tmp;
 
-  record Result(int exit, String out, String err) {}
-
-  static Result inspect(String target) {
-    InspectCommand c = new InspectCommand();
-    c.target = target;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    c.out = new PrintStream(out, true, StandardCharsets.UTF_8);
-    c.err = new PrintStream(err, true, StandardCharsets.UTF_8);
-    int exit = c.call();
-    return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  static InspectReportTest.Result inspect(String target) {
+    return InspectReportTest.inspect(target, InspectCommand.Output.TEXT);
   }
 
   /** Only printable ASCII and newlines: what the examples' build info escapes to. */
@@ -60,7 +49,7 @@ class InspectHostileInputIT {
     Path crafted = tmp.resolve("crafted-server");
     Files.write(crafted, bin);
 
-    Result r = inspect(crafted.toString());
+    InspectReportTest.Result r = inspect(crafted.toString());
     assertPrintable(r.out());
     assertPrintable(r.err());
     assertThat(r.out()).as(r.out()).contains("grpc-go:  \\x1b[2J\\u202e").contains("x/net:    v\\u009b\\ufffd\\x07\\x7f");
@@ -115,7 +104,7 @@ class InspectHostileInputIT {
   void aFifoIsRefusedAtOnce() throws Exception {
     Path fifo = tmp.resolve("pipe");
     ExampleApps.run(List.of("mkfifo", fifo.toString()), 10);
-    Result r = assertTimeoutPreemptively(Duration.ofSeconds(1), () -> inspect(fifo.toString()));
+    InspectReportTest.Result r = assertTimeoutPreemptively(Duration.ofSeconds(1), () -> inspect(fifo.toString()));
     assertThat(r.exit()).isEqualTo(ExitCodes.USAGE);
     assertThat(r.err()).isEqualTo("gospan inspect: not a regular file: " + fifo + " (fifo)\n");
     assertThat(r.out()).isEmpty();
@@ -123,7 +112,7 @@ class InspectHostileInputIT {
 
   @Test
   void aDeviceIsRefused() {
-    Result dev = assertTimeoutPreemptively(Duration.ofSeconds(1), () -> inspect("/dev/zero"));
+    InspectReportTest.Result dev = assertTimeoutPreemptively(Duration.ofSeconds(1), () -> inspect("/dev/zero"));
     assertThat(dev.exit()).isEqualTo(ExitCodes.USAGE);
     assertThat(dev.err()).contains("not a regular file: /dev/zero (character device)");
   }
@@ -156,7 +145,7 @@ class InspectHostileInputIT {
 
   @Test
   void aMissingFileIsSaidToBeMissing() {
-    Result r = inspect(tmp.resolve("absent").toString());
+    InspectReportTest.Result r = inspect(tmp.resolve("absent").toString());
     assertThat(r.exit()).isEqualTo(ExitCodes.ERROR);
     assertThat(r.err()).contains("does not exist");
   }

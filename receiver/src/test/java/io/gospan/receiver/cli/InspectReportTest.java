@@ -37,8 +37,13 @@ class InspectReportTest {
   record Result(int exit, String out, String err) {}
 
   static Result inspect(Path target, InspectCommand.Output output) {
+    return inspect(target.toString(), output);
+  }
+
+  /** {@code gospan inspect [--output OUTPUT] TARGET} in this JVM: its exit code, stdout and stderr. */
+  static Result inspect(String target, InspectCommand.Output output) {
     InspectCommand c = new InspectCommand();
-    c.target = target.toString();
+    c.target = target;
     c.output = output;
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
