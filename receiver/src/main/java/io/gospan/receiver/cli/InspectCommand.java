@@ -60,6 +60,9 @@ public final class InspectCommand implements Callable<Integer> {
     JSON
   }
 
+  @picocli.CommandLine.Option(names = {"-h", "--help"}, usageHelp = true, description = "prints this help and exits 0")
+  boolean help;
+
   @Parameters(paramLabel = "PATH|PID|DIR", description = "an executable, the pid of a running process, or a directory")
   String target;
 

@@ -27,6 +27,9 @@ public final class RunCommand implements Callable<Integer> {
 
   private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "prints this help and exits 0")
+  boolean help;
+
   @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "gospan.yaml (see config/gospan.yaml for every key)")
   Path config;
 
