@@ -105,7 +105,6 @@ enum gospan_limits {
  *                                 function, at entry: a struct go_loc
  *   GO_MEMBER("type member ...")  the byte offset of a member path: (type, member) steps, added
  *   GO_SIZE("type")               the byte size of a Go type
- *   GO_ITAB("name")               the link-time address of go:itab.<name>
  *   GO_POINTER("type member")     1 when the member's Go type is a pointer, 0 when it is not (e.g. an
  *                                 embedded struct held by value); unknown (-1) when there is no such member
  *   GO_NEEDS(probe, ...)          the probes that cannot be attached without it; a member
@@ -121,7 +120,6 @@ enum gospan_limits {
 #define GO_ARG(probe, param, word) GOSPAN_TAG("gospan:arg=" #probe " " param " " #word)
 #define GO_MEMBER(path) GOSPAN_TAG("gospan:member=" path)
 #define GO_SIZE(type) GOSPAN_TAG("gospan:size=" type)
-#define GO_ITAB(name) GOSPAN_TAG("gospan:itab=" name)
 #define GO_POINTER(path) GOSPAN_TAG("gospan:pointer=" path)
 #define GO_NEEDS(...) GOSPAN_TAG("gospan:needs=" #__VA_ARGS__)
 #define GO_UNCATALOGUED GOSPAN_TAG("gospan:uncatalogued")

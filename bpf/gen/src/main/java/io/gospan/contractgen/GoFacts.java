@@ -58,13 +58,13 @@ final class GoFacts {
       }
       String name = (prefix + m.name()).toUpperCase(Locale.ROOT);
       List<String> kinds = new ArrayList<>();
-      for (String k : List.of("arg", "member", "size", "itab", "pointer")) {
+      for (String k : List.of("arg", "member", "size", "pointer")) {
         if (tags.containsKey(k)) {
           kinds.add(k);
         }
       }
       if (kinds.size() != 1) {
-        throw new IllegalStateException(where + ": needs exactly one of GO_ARG, GO_MEMBER, GO_SIZE, GO_ITAB, GO_POINTER, has " + kinds);
+        throw new IllegalStateException(where + ": needs exactly one of GO_ARG, GO_MEMBER, GO_SIZE, GO_POINTER, has " + kinds);
       }
       String kind = kinds.get(0);
       List<String> words = List.of(subst(tags.get(kind), copy).trim().split("\\s+"));

@@ -37,7 +37,7 @@ final class ProbeFieldWriter {
       case "member" -> "MEMBER";
       case "size" -> "SIZE";
       case "pointer" -> "POINTER";
-      default -> "ITAB";
+      default -> throw new IllegalArgumentException("no Go fact kind " + kind);
     };
   }
 }

@@ -157,7 +157,7 @@ public final class CatalogGenerator {
         observation.path("go").asText(), register, Map.of());
     for (ProbeField f : ProbeField.values()) {
       JsonNode observed = observation.path("fields").get(f.cName());
-      if (observed == null || f.kind() == ProbeField.Kind.ITAB || !f.catalogued()) {
+      if (observed == null || !f.catalogued()) {
         continue;
       }
       String fromDwarf = observed.isNull() ? "null" : observed.asText();
@@ -298,7 +298,7 @@ public final class CatalogGenerator {
       ObjectNode fields = o.putObject("fields");
       ObjectNode missing = o.putObject("missing");
       for (ProbeField f : ProbeField.values()) {
-        if (f.kind() == ProbeField.Kind.ITAB || !f.catalogued()) {
+        if (!f.catalogued()) {
           continue;
         }
         FieldValue fv = r.values().get(f);

@@ -196,8 +196,6 @@ public final class OffsetsCatalog {
           return registerAbi ? ARGUMENTS_REGISTER_STD : ARGUMENTS_STACK_STD;
         }
         return registerAbi ? ARGUMENTS_REGISTER : ARGUMENTS_STACK;
-      case ITAB:
-        return null;
       default:
         String type = field.path().get(0);
         if (type.startsWith(GRPC + "/")) {

@@ -4,7 +4,7 @@ package io.gospan.offsets.resolve;
  * One resolved field.
  *
  * @param location for {@link ProbeField.Kind#ARGUMENT}, else null
- * @param value bytes for MEMBER and SIZE, the address for ITAB; 0 for ARGUMENT
+ * @param value bytes for MEMBER and SIZE, 1/0 for POINTER; 0 for ARGUMENT
  * @param source where it came from
  */
 public record FieldValue(ArgLocation location, long value, Source source) {
@@ -16,10 +16,6 @@ public record FieldValue(ArgLocation location, long value, Source source) {
     DWARF,
     /** Derived from the Go stack ABI (ABI0) layout where DWARF gives a parameter no location. */
     DWARF_ABI0,
-    /** The ELF symbol table (itabs). */
-    SYMTAB,
-    /** The runtime's itablinks (itabs of stripped binaries). */
-    ITABLINKS,
     /**
      * The binary's runtime type information, which stripped binaries keep: a struct member's offset, a
      * struct's size, whether a member is a pointer, read by name from the struct types reachable from its

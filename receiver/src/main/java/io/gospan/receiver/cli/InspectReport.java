@@ -103,12 +103,12 @@ public record InspectReport(
    * One field a probe reads.
    *
    * @param field its name in bpf/grpc_events.h ({@code http2_client_conn})
-   * @param kind {@code argument}, {@code member}, {@code size}, {@code itab}, {@code pointer}
+   * @param kind {@code argument}, {@code member}, {@code size}, {@code pointer}
    * @param text what the text output prints: a register ({@code RAX}), {@code stack SP+8}, a number, an address in hex
-   * @param value member offsets and sizes in bytes, an itab's address, 1/0 for pointer; null for arguments and missing
+   * @param value member offsets and sizes in bytes, 1/0 for pointer; null for arguments and missing
    * @param register an argument's register ({@code RAX}); null otherwise
    * @param stackOffset an argument on the stack: bytes above SP at entry; null otherwise
-   * @param source {@code catalog}, {@code dwarf}, {@code dwarf_abi0}, {@code symtab}, {@code itablinks}, {@code typeinfo},
+   * @param source {@code catalog}, {@code dwarf}, {@code dwarf_abi0}, {@code typeinfo},
    *     {@code code}; null when missing
    * @param note how an inferred value was checked; null when none
    * @param missing why it is missing; null when resolved
@@ -266,18 +266,13 @@ public record InspectReport(
         : "DWARF register " + l.dwarfRegister();
   }
 
-  /** A resolved field as the text prints it: a register, {@code stack SP+n}, an itab's address in hex, a number. */
+  /** A resolved field as the text prints it: a register, {@code stack SP+n}, a number. */
   static String show(ProbeField field, FieldValue v) {
-    switch (field.kind()) {
-      case ARGUMENT: {
-        ArgLocation l = v.location();
-        return l.register() ? register(l) : "stack SP+" + l.spOffset();
-      }
-      case ITAB:
-        return String.format("0x%x", v.value());
-      default:
-        return Long.toString(v.value());
+    if (field.kind() == ProbeField.Kind.ARGUMENT) {
+      ArgLocation l = v.location();
+      return l.register() ? register(l) : "stack SP+" + l.spOffset();
     }
+    return Long.toString(v.value());
   }
 
   /**
