@@ -10,6 +10,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceId;
 import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
 import io.opentelemetry.sdk.common.InstrumentationLibraryInfo;
 import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
@@ -20,6 +21,8 @@ import io.opentelemetry.sdk.trace.data.LinkData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.data.StatusData;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
+import java.io.File;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -57,9 +60,17 @@ import java.util.concurrent.locks.LockSupport;
  * workloads), its CPU from the first span until the receiver counted the last (10 ms ticks), by
  * thread; the RSS at its end; the idle CPU for 10 s. A fresh child per rate and round.
  *
+ * <p>Senders ({@link Sender}): the OTLP exporter's ways of sending, each in its own child, alternating
+ * within a round: OTLP/gRPC over grpc-java and Netty (gospan's), OTLP/HTTP (protobuf) over the JDK's
+ * {@code HttpClient} (gospan's for {@code protocol: http/protobuf}), and OTLP/gRPC and OTLP/HTTP over
+ * OkHttp, which gospan's jar leaves out: its jars come from {@code -Dgospan.bench.okhttp.cp}
+ * (scripts/bench-export-floor.sh resolves them with scripts/okhttp-sender/pom.xml).
+ *
  * <p>Run: {@code scripts/bench-export-floor.sh [rounds]}. System properties: {@code
  * -Dgospan.bench.jar} the jar whose SDK and grpc-java are measured (default {@code
  * receiver/target/gospan.jar}); {@code -Dgospan.bench.rates=20000,1000} the rates (spans/s) to run;
+ * {@code -Dgospan.bench.senders=grpc-java,http-jdk,grpc-okhttp,http-okhttp} the senders (default
+ * {@code grpc-java});
  * {@code -Dgospan.bench.jvm="…"} more options for the child JVM (with {@code
  * -XX:NativeMemoryTracking=summary}, {@code jcmd}'s summary is printed after each measured run; the
  * measured run's span of the child's uptime goes to stderr, to find it in a JIT log).
@@ -80,6 +91,61 @@ public final class ExportFloorBenchmark {
       .toList();
 
   /**
+   * How the child's OTLP exporter sends: the protocol, and the SDK's sender for it (the {@code
+   * io.opentelemetry.sdk.common.export.GrpcSenderProvider} / {@code HttpSenderProvider} the SDK
+   * picks by that system property when several are on the class path; opentelemetry-exporter-common
+   * 1.63, SenderUtil).
+   *
+   * @param okhttp needs the OkHttp sender's jars ({@code -Dgospan.bench.okhttp.cp})
+   */
+  enum Sender {
+    /** OTLP/gRPC over grpc-java and Netty, on a channel the child builds, as gospan does ({@code GrpcChannels}). */
+    GRPC_JAVA("grpc-java", false, null),
+    /** OTLP/HTTP, protobuf bodies, over the JDK's {@code java.net.http.HttpClient}. */
+    HTTP_JDK("http-jdk", false, "io.opentelemetry.exporter.sender.jdk.internal.JdkHttpSenderProvider"),
+    /** OTLP/gRPC over OkHttp. */
+    GRPC_OKHTTP("grpc-okhttp", true, "io.opentelemetry.exporter.sender.okhttp.internal.OkHttpGrpcSenderProvider"),
+    /** OTLP/HTTP, protobuf bodies, over OkHttp. */
+    HTTP_OKHTTP("http-okhttp", true, "io.opentelemetry.exporter.sender.okhttp.internal.OkHttpHttpSenderProvider");
+
+    final String label;
+    final boolean okhttp;
+    final String provider;
+
+    Sender(String label, boolean okhttp, String provider) {
+      this.label = label;
+      this.okhttp = okhttp;
+      this.provider = provider;
+    }
+
+    boolean http() {
+      return label.startsWith("http");
+    }
+
+    /** The child's {@code -D} that picks this sender's provider, empty for grpc-java (the channel picks it). */
+    List<String> jvmOptions() {
+      if (provider == null) {
+        return List.of();
+      }
+      String key = http() ? "io.opentelemetry.sdk.common.export.HttpSenderProvider" : "io.opentelemetry.sdk.common.export.GrpcSenderProvider";
+      return List.of("-D" + key + "=" + provider);
+    }
+
+    static Sender of(String label) {
+      for (Sender s : values()) {
+        if (s.label.equals(label)) {
+          return s;
+        }
+      }
+      throw new IllegalArgumentException("gospan.bench.senders: no sender " + label + " (grpc-java, http-jdk, grpc-okhttp, http-okhttp)");
+    }
+  }
+
+  /** {@code -Dgospan.bench.senders}, default grpc-java. */
+  static final List<Sender> SENDERS = java.util.Arrays.stream(System.getProperty("gospan.bench.senders", "grpc-java").split(","))
+      .map(String::strip).map(Sender::of).toList();
+
+  /**
    * One measured run, µs of CPU per span: all the child's threads; without its JIT compiler threads;
    * without the producer (the floor, with its JIT); without both.
    */
@@ -93,29 +159,42 @@ public final class ExportFloorBenchmark {
       throw new IllegalStateException("no gospan jar at " + jar + " (build it: mvn -DskipTests package)");
     }
     String testClasses = Path.of(ExportFloorBenchmark.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    String okhttp = System.getProperty("gospan.bench.okhttp.cp", "");
+    if (SENDERS.stream().anyMatch(s -> s.okhttp) && okhttp.isBlank()) {
+      throw new IllegalStateException("the OkHttp senders need -Dgospan.bench.okhttp.cp (scripts/bench-export-floor.sh sets it)");
+    }
     Map<String, List<Result>> results = new TreeMap<>();
     try (CountingOtlpReceiver receiver = new CountingOtlpReceiver()) {
       for (int round = 1; round <= rounds; round++) {
         for (Rate rate : RATES) {
-          Result r = measure(receiver, jar, testClasses, rate);
-          results.computeIfAbsent(rate.name(), k -> new ArrayList<>()).add(r);
-          System.out.printf(Locale.ROOT,
-              "round %d, %s: %.1f µs/span (without the JIT %.1f; without the producer %.1f; without both %.1f), RSS %.1f MiB, idle %.2f %%, lost %d; by thread %s%n",
-              round, rate.name(), r.cpuUsPerSpan(), r.withoutJitUsPerSpan(), r.floorUsPerSpan(), r.floorWithoutJitUsPerSpan(),
-              r.rssKb() / 1024.0, r.idlePercent(), r.lost(), format(r.threadUsPerSpan()));
+          for (Sender sender : SENDERS) {
+            String classPath = testClasses + (sender.okhttp ? File.pathSeparator + okhttp : "") + File.pathSeparator + jar;
+            Result r = measure(receiver, classPath, sender, rate);
+            results.computeIfAbsent(row(rate, sender), k -> new ArrayList<>()).add(r);
+            System.out.printf(Locale.ROOT,
+                "round %d, %s, %s: %.1f µs/span (without the JIT %.1f; without the producer %.1f; without both %.1f), RSS %.1f MiB, idle %.2f %%, lost %d; by thread %s%n",
+                round, rate.name(), sender.label, r.cpuUsPerSpan(), r.withoutJitUsPerSpan(), r.floorUsPerSpan(), r.floorWithoutJitUsPerSpan(),
+                r.rssKb() / 1024.0, r.idlePercent(), r.lost(), format(r.threadUsPerSpan()));
+          }
         }
       }
     }
     System.out.println();
-    System.out.println("| rate | µs/span, all threads | without the JIT | without the producer (the floor) | the floor without the JIT | RSS MiB under load | idle % of a core | spans lost |");
+    System.out.println("| rate, sender | µs/span, all threads | without the JIT | without the producer (the floor) | the floor without the JIT | RSS MiB under load | idle % of a core | spans lost |");
     System.out.println("|---|---|---|---|---|---|---|---|");
     for (Rate rate : RATES) {
-      List<Result> rs = results.get(rate.name());
-      System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", rate.name(),
-          each(rs, Result::cpuUsPerSpan, "%.1f"), each(rs, Result::withoutJitUsPerSpan, "%.1f"), each(rs, Result::floorUsPerSpan, "%.1f"),
-          each(rs, Result::floorWithoutJitUsPerSpan, "%.1f"), each(rs, r -> r.rssKb() / 1024.0, "%.1f"),
-          each(rs, Result::idlePercent, "%.2f"), each(rs, r -> (double) r.lost(), "%.0f"));
+      for (Sender sender : SENDERS) {
+        List<Result> rs = results.get(row(rate, sender));
+        System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", row(rate, sender),
+            each(rs, Result::cpuUsPerSpan, "%.1f"), each(rs, Result::withoutJitUsPerSpan, "%.1f"), each(rs, Result::floorUsPerSpan, "%.1f"),
+            each(rs, Result::floorWithoutJitUsPerSpan, "%.1f"), each(rs, r -> r.rssKb() / 1024.0, "%.1f"),
+            each(rs, Result::idlePercent, "%.2f"), each(rs, r -> (double) r.lost(), "%.0f"));
+      }
     }
+  }
+
+  static String row(Rate rate, Sender sender) {
+    return rate.name() + ", " + sender.label;
   }
 
   static String each(List<Result> rs, java.util.function.ToDoubleFunction<Result> f, String fmt) {
@@ -138,25 +217,27 @@ public final class ExportFloorBenchmark {
 
   /**
    * Starts the child JVM ({@link Child}) with the recommended settings plus {@code extraJvm} and
-   * {@code classPath}, exporting to {@code receiver}.
+   * {@code classPath}, exporting to {@code receiver} with {@code sender}.
    */
-  static Process startChild(CountingOtlpReceiver receiver, String classPath, String extraJvm) throws java.io.IOException {
+  static Process startChild(CountingOtlpReceiver receiver, String classPath, Sender sender, String extraJvm) throws java.io.IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(LoadBenchmark.JVM);
+    cmd.addAll(sender.jvmOptions());
     if (!extraJvm.isBlank()) {
       cmd.addAll(List.of(extraJvm.trim().split("\\s+")));
     }
-    cmd.addAll(List.of("-cp", classPath, Child.class.getName(), receiver.endpoint()));
+    cmd.addAll(List.of("-cp", classPath, Child.class.getName(), sender.http() ? receiver.httpEndpoint() : receiver.endpoint(),
+        sender.label));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
     pb.environment().putAll(LoadBenchmark.ENV);
     return pb.start();
   }
 
   /** One child JVM: warm-up, the measured run at {@code rate}, then 10 s idle. */
-  static Result measure(CountingOtlpReceiver receiver, Path jar, String testClasses, Rate rate) throws Exception {
+  static Result measure(CountingOtlpReceiver receiver, String classPath, Sender sender, Rate rate) throws Exception {
     String extra = System.getProperty("gospan.bench.jvm", "");
-    Process p = startChild(receiver, testClasses + ":" + jar, extra);
+    Process p = startChild(receiver, classPath, sender, extra);
     try (Writer in = p.outputWriter(StandardCharsets.UTF_8);
          BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
       long pid = p.pid();
@@ -216,7 +297,7 @@ public final class ExportFloorBenchmark {
   }
 
   /**
-   * The child JVM: {@code <OTLP/gRPC endpoint>}; reads lines {@code "<spans/s> <spans>"} from stdin,
+   * The child JVM: {@code <OTLP endpoint> <sender>} ({@link Sender}'s label); reads lines {@code "<spans/s> <spans>"} from stdin,
    * makes that many spans at that rate and answers {@code "made <spans>"}; {@code exit} ends it.
    */
   public static final class Child {
@@ -238,8 +319,17 @@ public final class ExportFloorBenchmark {
 
     public static void main(String[] args) throws Exception {
       URI endpoint = URI.create(args[0]);
-      ManagedChannel channel = NettyChannelBuilder.forAddress(endpoint.getHost(), endpoint.getPort()).usePlaintext().build();
-      OtlpGrpcSpanExporter exporter = OtlpGrpcSpanExporter.builder().setChannel(channel).setTimeout(Duration.ofSeconds(10)).build();
+      Sender sender = Sender.of(args.length > 1 ? args[1] : Sender.GRPC_JAVA.label);
+      ManagedChannel channel = null;
+      SpanExporter exporter;
+      if (sender == Sender.GRPC_JAVA) {
+        channel = NettyChannelBuilder.forAddress(endpoint.getHost(), endpoint.getPort()).usePlaintext().build();
+        exporter = OtlpGrpcSpanExporter.builder().setChannel(channel).setTimeout(Duration.ofSeconds(10)).build();
+      } else if (sender.http()) {
+        exporter = OtlpHttpSpanExporter.builder().setEndpoint(endpoint + "/v1/traces").setTimeout(Duration.ofSeconds(10)).build();
+      } else {
+        exporter = OtlpGrpcSpanExporter.builder().setEndpoint(endpoint.toString()).setTimeout(Duration.ofSeconds(10)).build();
+      }
       BatchSpanProcessor processor = BatchSpanProcessor.builder(exporter)
           .setMaxQueueSize(32_768)
           .setMaxExportBatchSize(2_048)
@@ -293,7 +383,9 @@ public final class ExportFloorBenchmark {
         out.println("made " + spans);
       }
       processor.shutdown().join(10, TimeUnit.SECONDS);
-      channel.shutdownNow();
+      if (channel != null) {
+        channel.shutdownNow();
+      }
     }
 
     static Resource resource(String service, long pid) {
