@@ -45,13 +45,18 @@ import java.util.regex.PatternSyntaxException;
  * wrong types fail), and the result is validated. Every failure is a {@link ConfigException} whose
  * message starts with the key (and the environment variable, when one set it).
  *
+ * <p>The variables are read with the SDK autoconfigure's {@link ConfigProperties} ({@link
+ * #otelProperties}): its {@code getDuration}, {@code getMap} and {@code getList} parse them as the
+ * OpenTelemetry Java SDK does; gospan maps them onto its own keys, since it builds its exporters
+ * itself (OTLP/gRPC over its own grpc-java channel, the export queue).
+ *
  * <p>Environment variables, each overriding the file:
  *
  * <ul>
  *   <li>{@code OTEL_EXPORTER_OTLP_ENDPOINT} → {@code exporter.otlp.endpoint}
  *   <li>{@code OTEL_EXPORTER_OTLP_PROTOCOL} ({@code grpc}, {@code http/protobuf}) → {@code exporter.otlp.protocol}
  *   <li>{@code OTEL_EXPORTER_OTLP_HEADERS} ({@code k=v,k2=v2}, keys and values percent-decoded) → merged over {@code exporter.otlp.headers}
- *   <li>{@code OTEL_EXPORTER_OTLP_TIMEOUT} (milliseconds) → {@code exporter.otlp.timeout}
+ *   <li>{@code OTEL_EXPORTER_OTLP_TIMEOUT} (milliseconds, or a number with a unit: {@code 10s}) → {@code exporter.otlp.timeout}
  *   <li>{@code OTEL_EXPORTER_OTLP_COMPRESSION} ({@code gzip}, {@code none}) → {@code exporter.otlp.compression}
  *   <li>{@code OTEL_EXPORTER_OTLP_CERTIFICATE}, {@code _CLIENT_CERTIFICATE}, {@code _CLIENT_KEY} (PEM files) →
  *       {@code exporter.otlp.tls.ca_file}, {@code .cert_file}, {@code .key_file}
