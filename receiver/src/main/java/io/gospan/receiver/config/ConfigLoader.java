@@ -288,34 +288,27 @@ public final class ConfigLoader {
   /**
    * Parses the W3C-baggage-like {@code k=v,k2=v2} lists of the OTEL_* variables with the SDK
    * autoconfigure's {@code ConfigProperties.getMap} (split on {@code ,}, then on the first {@code
-   * =}, both sides trimmed, the key not empty; an item with an empty value is left out, as the SDK
-   * does); keys and values are then percent-decoded ({@code +} stays {@code +}), as the SDK does
-   * for {@code OTEL_RESOURCE_ATTRIBUTES} and the OTLP headers.
+   * =}, both sides trimmed; an item with an empty value is left out and the last of a repeated key
+   * wins, as the SDK does); keys and values are then percent-decoded with {@code +} kept as {@code
+   * +} (W3C baggage's encoding; the SDK's OTLP exporter decodes header values with {@code
+   * URLDecoder}, which turns {@code +} into a space).
    *
-   * @throws ConfigException naming {@code var}: an item without {@code key=value}, bad
-   *     percent-encoding
+   * @throws ConfigException naming {@code var}: an item without {@code key=value} or with a blank
+   *     key (the SDK refuses the first and drops the second silently), bad percent-encoding
    */
   static Map<String, String> parseKeyValueList(String var, String text) {
     return keyValueList(DefaultConfigProperties.createFromMap(Map.of(propertyName(var), text)), var, text);
   }
 
   private static Map<String, String> keyValueList(ConfigProperties otel, String var, String text) {
-    Map<String, String> items;
-    try {
-      items = otel.getMap(propertyName(var));
-    } catch (ConfigurationException e) { // the SDK's message names neither the variable nor the item
-      String bad = "";
-      for (String item : text.split(",")) {
-        int eq = item.indexOf('=');
-        if (!item.isBlank() && (eq < 0 || item.substring(0, eq).trim().isEmpty())) {
-          bad = item.trim();
-          break;
-        }
+    for (String item : text.split(",")) { // the SDK's message names neither the variable nor the item
+      int eq = item.indexOf('=');
+      if (!item.isBlank() && (eq < 0 || item.substring(0, eq).isBlank())) {
+        throw new ConfigException(var + ": '" + printable(item.trim()) + "' is not key=value");
       }
-      throw new ConfigException(var + ": '" + printable(bad) + "' is not key=value");
     }
     Map<String, String> out = new LinkedHashMap<>();
-    items.forEach((k, v) -> {
+    otel.getMap(propertyName(var)).forEach((k, v) -> {
       String key = percentDecode(var, "key", k);
       out.put(key, percentDecode(var, "value of '" + printable(key) + "'", v));
     });

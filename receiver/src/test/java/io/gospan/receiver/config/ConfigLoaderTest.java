@@ -316,6 +316,7 @@ class ConfigLoaderTest {
     assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TIMEOUT", "10 sec"), "OTEL_EXPORTER_OTLP_TIMEOUT", "milliseconds");
     assertProblem("", Map.of("OTEL_EXPORTER_OTLP_HEADERS", "novalue"), "OTEL_EXPORTER_OTLP_HEADERS", "key=value");
     assertProblem("", Map.of("OTEL_EXPORTER_OTLP_HEADERS", "a=1, novalue ,b=2"), "OTEL_EXPORTER_OTLP_HEADERS: 'novalue' is not key=value");
+    assertProblem("", Map.of("OTEL_RESOURCE_ATTRIBUTES", "a=1, =2"), "OTEL_RESOURCE_ATTRIBUTES: '=2' is not key=value");
   }
 
   @Test
