@@ -1,7 +1,5 @@
 package io.gospan.receiver.logging;
 
-import java.time.Duration;
-
 /**
  * At most one log line per interval, counting the lines left out: {@link #admit} says whether a
  * line may be printed now and, if so, how many were left out since the last one printed, for that
@@ -25,19 +23,9 @@ public final class LogLimiter {
     this.intervalNanos = intervalNanos;
   }
 
-  /** A limiter admitting at most one line per {@code interval}. */
-  public static LogLimiter every(Duration interval) {
-    return new LogLimiter(interval.toNanos());
-  }
-
   /** A limiter admitting at most one line per {@code intervalNanos} ns. */
   public static LogLimiter everyNanos(long intervalNanos) {
     return new LogLimiter(intervalNanos);
-  }
-
-  /** The interval, in ns. */
-  public long intervalNanos() {
-    return intervalNanos;
   }
 
   /**
