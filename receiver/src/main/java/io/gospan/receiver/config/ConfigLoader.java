@@ -180,6 +180,10 @@ public final class ConfigLoader {
    * DefaultConfigProperties} under their property names ({@code OTEL_EXPORTER_OTLP_ENDPOINT} →
    * {@code otel.exporter.otlp.endpoint}, {@link #propertyName}), whose {@code getDuration}, {@code
    * getMap} and {@code getList} parse the values. Other variables are left out.
+   *
+   * <p>{@code DefaultConfigProperties} is in the SDK's {@code spi.internal} package (the only
+   * implementation of {@code ConfigProperties} over a map; its version is the BOM's): it is created
+   * only here, in {@link #parseKeyValueList} and in {@code DurationParser.parse}.
    */
   static ConfigProperties otelProperties(Map<String, String> env) {
     Map<String, String> properties = new HashMap<>();
