@@ -1,5 +1,6 @@
 package io.gospan.receiver.cli;
 
+import io.gospan.receiver.logging.LogLimiter;
 import java.io.IOException;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -40,7 +41,7 @@ final class LibraryLogBridge extends SLF4JBridgeHandler {
   private static final int MAX_CHAIN = 8;
 
   private final SimpleFormatter formatter = new SimpleFormatter();
-  private final Map<String, Window> windows = new ConcurrentHashMap<>();
+  private final Map<String, LogLimiter> windows = new ConcurrentHashMap<>();
   private final long windowNanos;
 
   LibraryLogBridge(long windowNanos) {
@@ -104,18 +105,7 @@ final class LibraryLogBridge extends SLF4JBridgeHandler {
     if (windows.size() > MAX_KINDS) {
       windows.clear();
     }
-    Window w = windows.computeIfAbsent(kind, k -> new Window());
-    synchronized (w) {
-      if (w.printed && now - w.lastPrinted < windowNanos) {
-        w.suppressed++;
-        return -1;
-      }
-      long n = w.suppressed;
-      w.printed = true;
-      w.lastPrinted = now;
-      w.suppressed = 0;
-      return n;
-    }
+    return windows.computeIfAbsent(kind, k -> LogLimiter.everyNanos(windowNanos)).admit(now);
   }
 
   /** An exception a sidecar expects from the network: I/O, or a gRPC status (UNAVAILABLE, DEADLINE_EXCEEDED). */
@@ -155,11 +145,5 @@ final class LibraryLogBridge extends SLF4JBridgeHandler {
       previous = item;
     }
     return sb.toString();
-  }
-
-  private static final class Window {
-    boolean printed;
-    long lastPrinted;
-    long suppressed;
   }
 }

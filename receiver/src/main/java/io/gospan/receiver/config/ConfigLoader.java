@@ -18,6 +18,9 @@ import io.gospan.receiver.config.GospanConfig.ExporterConfig;
 import io.gospan.receiver.config.GospanConfig.OtlpConfig;
 import io.gospan.receiver.config.GospanConfig.Selector;
 import io.gospan.receiver.event.HeaderPolicy;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
+import io.opentelemetry.sdk.autoconfigure.spi.internal.DefaultConfigProperties;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -42,13 +45,18 @@ import java.util.regex.PatternSyntaxException;
  * wrong types fail), and the result is validated. Every failure is a {@link ConfigException} whose
  * message starts with the key (and the environment variable, when one set it).
  *
+ * <p>The variables are read with the SDK autoconfigure's {@link ConfigProperties} ({@link
+ * #otelProperties}): its {@code getDuration}, {@code getMap} and {@code getList} parse them as the
+ * OpenTelemetry Java SDK does; gospan maps them onto its own keys, since it builds its exporters
+ * itself (OTLP/gRPC over its own grpc-java channel, the export queue).
+ *
  * <p>Environment variables, each overriding the file:
  *
  * <ul>
  *   <li>{@code OTEL_EXPORTER_OTLP_ENDPOINT} → {@code exporter.otlp.endpoint}
  *   <li>{@code OTEL_EXPORTER_OTLP_PROTOCOL} ({@code grpc}, {@code http/protobuf}) → {@code exporter.otlp.protocol}
  *   <li>{@code OTEL_EXPORTER_OTLP_HEADERS} ({@code k=v,k2=v2}, keys and values percent-decoded) → merged over {@code exporter.otlp.headers}
- *   <li>{@code OTEL_EXPORTER_OTLP_TIMEOUT} (milliseconds) → {@code exporter.otlp.timeout}
+ *   <li>{@code OTEL_EXPORTER_OTLP_TIMEOUT} (milliseconds, or a number with a unit: {@code 10s}) → {@code exporter.otlp.timeout}
  *   <li>{@code OTEL_EXPORTER_OTLP_COMPRESSION} ({@code gzip}, {@code none}) → {@code exporter.otlp.compression}
  *   <li>{@code OTEL_EXPORTER_OTLP_CERTIFICATE}, {@code _CLIENT_CERTIFICATE}, {@code _CLIENT_KEY} (PEM files) →
  *       {@code exporter.otlp.tls.ca_file}, {@code .cert_file}, {@code .key_file}
@@ -161,59 +169,91 @@ public final class ConfigLoader {
           new String[] {"CLIENT_KEY", "tls.key_file"});
 
   private static void applyEnvironment(ObjectNode root, Map<String, String> env, Map<String, String> sources) {
+    ConfigProperties otel = otelProperties(env);
+    applyOtlpExporter(root, otel, sources);
+    applyResource(root, otel, sources);
+    applySemconv(root, otel, sources);
+  }
+
+  /**
+   * The {@code OTEL_*} variables of {@code env} as the SDK's autoconfigure reads them: {@link
+   * DefaultConfigProperties} under their property names ({@code OTEL_EXPORTER_OTLP_ENDPOINT} →
+   * {@code otel.exporter.otlp.endpoint}, {@link #propertyName}), whose {@code getDuration}, {@code
+   * getMap} and {@code getList} parse the values. Other variables are left out.
+   *
+   * <p>{@code DefaultConfigProperties} is in the SDK's {@code spi.internal} package (the only
+   * implementation of {@code ConfigProperties} over a map; its version is the BOM's): it is created
+   * only here, in {@link #parseKeyValueList} and in {@code DurationParser.parse}.
+   */
+  static ConfigProperties otelProperties(Map<String, String> env) {
+    Map<String, String> properties = new HashMap<>();
+    env.forEach((var, value) -> {
+      if (var.startsWith("OTEL_")) {
+        properties.put(propertyName(var), value);
+      }
+    });
+    return DefaultConfigProperties.createFromMap(properties);
+  }
+
+  /** The SDK's property name of an environment variable: lower case, {@code _} → {@code .}. */
+  static String propertyName(String var) {
+    return var.toLowerCase(Locale.ROOT).replace('_', '.');
+  }
+
+  /** The trimmed value of {@code var}, or {@code null} when it is unset or blank. */
+  private static String value(ConfigProperties otel, String var) {
+    String v = otel.getString(propertyName(var));
+    return v == null || v.isBlank() ? null : v.trim();
+  }
+
+  private static void applyOtlpExporter(ObjectNode root, ConfigProperties otel, Map<String, String> sources) {
     for (String signal : new String[] {"", "TRACES_", "METRICS_"}) {
       String base = "exporter.otlp" + (signal.isEmpty() ? "" : "." + signal.substring(0, signal.length() - 1).toLowerCase(Locale.ROOT));
       for (String[] v : OTLP_VARIABLES) {
         String var = "OTEL_EXPORTER_OTLP_" + signal + v[0];
         String key = base + "." + v[1];
-        switch (v[0]) {
-          case "TIMEOUT" -> setIfPresent(root, env, sources, var, key, t -> otlpTimeout(var, t));
-          case "HEADERS" -> {
-            String headers = env.get(var);
-            if (headers != null && !headers.isBlank()) {
-              ObjectNode h = objectAt(root, key);
-              parseKeyValueList(var, headers).forEach(h::put);
-              sources.put(key, var);
-            }
-          }
-          default -> setIfPresent(root, env, sources, var, key, x -> x);
+        String text = value(otel, var);
+        if (text == null) {
+          continue;
         }
+        switch (v[0]) {
+          case "TIMEOUT" -> put(root, key, otlpTimeout(otel, var, text).toString()); // ISO-8601, read back by DurationParser
+          case "HEADERS" -> {
+            ObjectNode h = objectAt(root, key);
+            keyValueList(otel, var, text).forEach(h::put);
+          }
+          default -> put(root, key, text);
+        }
+        sources.put(key, var);
       }
     }
-    String attrs = env.get("OTEL_RESOURCE_ATTRIBUTES");
-    if (attrs != null && !attrs.isBlank()) {
+  }
+
+  private static void applyResource(ObjectNode root, ConfigProperties otel, Map<String, String> sources) {
+    String attrs = value(otel, "OTEL_RESOURCE_ATTRIBUTES");
+    if (attrs != null) {
       ObjectNode a = objectAt(root, "resource.attributes");
-      parseKeyValueList("OTEL_RESOURCE_ATTRIBUTES", attrs).forEach(a::put);
+      keyValueList(otel, "OTEL_RESOURCE_ATTRIBUTES", attrs).forEach(a::put);
       sources.put("resource.attributes", "OTEL_RESOURCE_ATTRIBUTES");
     }
-    String optIn = env.get("OTEL_SEMCONV_STABILITY_OPT_IN");
-    if (optIn != null) {
-      List<String> values = new ArrayList<>();
-      for (String s : optIn.split(",")) {
-        values.add(s.trim().toLowerCase(Locale.ROOT));
-      }
-      // rpc/dup takes precedence over rpc when both are present (semantic conventions).
-      String mode = values.contains("rpc/dup") ? "dup" : values.contains("rpc") ? "stable" : null;
-      if (mode != null) {
-        objectAt(root, "semconv").put("rpc", mode);
-        sources.put("semconv.rpc", "OTEL_SEMCONV_STABILITY_OPT_IN");
-      }
+  }
+
+  private static void applySemconv(ObjectNode root, ConfigProperties otel, Map<String, String> sources) {
+    List<String> values = new ArrayList<>();
+    for (String s : otel.getList(propertyName("OTEL_SEMCONV_STABILITY_OPT_IN"))) {
+      values.add(s.toLowerCase(Locale.ROOT));
+    }
+    // rpc/dup takes precedence over rpc when both are present (semantic conventions).
+    String mode = values.contains("rpc/dup") ? "dup" : values.contains("rpc") ? "stable" : null;
+    if (mode != null) {
+      objectAt(root, "semconv").put("rpc", mode);
+      sources.put("semconv.rpc", "OTEL_SEMCONV_STABILITY_OPT_IN");
     }
   }
 
-  private interface Conv {
-    String apply(String v);
-  }
-
-  private static void setIfPresent(
-      ObjectNode root, Map<String, String> env, Map<String, String> sources, String var, String key, Conv conv) {
-    String v = env.get(var);
-    if (v == null || v.isBlank()) {
-      return;
-    }
+  private static void put(ObjectNode root, String key, String value) {
     int dot = key.lastIndexOf('.');
-    objectAt(root, key.substring(0, dot)).put(key.substring(dot + 1), conv.apply(v.trim()));
-    sources.put(key, var);
+    objectAt(root, key.substring(0, dot)).put(key.substring(dot + 1), value);
   }
 
   private static ObjectNode objectAt(ObjectNode root, String dottedPath) {
@@ -233,37 +273,49 @@ public final class ConfigLoader {
     return node;
   }
 
-  /** An {@code OTEL_EXPORTER_OTLP_*TIMEOUT}: milliseconds, as the specification says; becomes a YAML duration. */
-  private static String otlpTimeout(String var, String v) {
-    String t = v.trim();
-    if (!t.matches("\\d{1,12}")) {
-      throw new ConfigException(var + ": '" + printable(v) + "' is not a number of milliseconds");
+  /**
+   * An {@code OTEL_EXPORTER_OTLP_*TIMEOUT}, as the SDK's {@code ConfigProperties.getDuration} reads
+   * it: milliseconds ({@code 2500}, as the specification says) or a number with a unit ({@code ns},
+   * {@code us}, {@code ms}, {@code s}, {@code m}, {@code h}, {@code d}: {@code 10s}).
+   *
+   * @throws ConfigException naming {@code var}: anything else
+   */
+  private static Duration otlpTimeout(ConfigProperties otel, String var, String text) {
+    try {
+      return otel.getDuration(propertyName(var));
+    } catch (ConfigurationException e) {
+      throw new ConfigException(var + ": '" + printable(text)
+          + "' is not a number of milliseconds, or a number with a unit (ns, us, ms, s, m, h, d), e.g. 10000 or 10s");
     }
-    return t + "ms";
   }
 
   /**
-   * Parses the W3C-baggage-like {@code k=v,k2=v2} lists of the OTEL_* variables, as the SDK
-   * autoconfigure's {@code ConfigProperties.getMap} does (split on {@code ,}, then on the first
-   * {@code =}, both sides trimmed, neither empty); keys and values are percent-decoded.
+   * Parses the W3C-baggage-like {@code k=v,k2=v2} lists of the OTEL_* variables with the SDK
+   * autoconfigure's {@code ConfigProperties.getMap} (split on {@code ,}, then on the first {@code
+   * =}, both sides trimmed; an item with an empty value is left out and the last of a repeated key
+   * wins, as the SDK does); keys and values are then percent-decoded with {@code +} kept as {@code
+   * +} (W3C baggage's encoding; the SDK's OTLP exporter decodes header values with {@code
+   * URLDecoder}, which turns {@code +} into a space).
    *
-   * @throws ConfigException naming {@code var}: an item without {@code key=value}, bad
-   *     percent-encoding
+   * @throws ConfigException naming {@code var}: an item without {@code key=value} or with a blank
+   *     key (the SDK refuses the first and drops the second silently), bad percent-encoding
    */
   static Map<String, String> parseKeyValueList(String var, String text) {
-    Map<String, String> out = new LinkedHashMap<>();
-    for (String item : text.split(",")) {
-      if (item.isBlank()) {
-        continue;
-      }
+    return keyValueList(DefaultConfigProperties.createFromMap(Map.of(propertyName(var), text)), var, text);
+  }
+
+  private static Map<String, String> keyValueList(ConfigProperties otel, String var, String text) {
+    for (String item : text.split(",")) { // the SDK's message names neither the variable nor the item
       int eq = item.indexOf('=');
-      if (eq <= 0 || item.substring(0, eq).isBlank()) {
+      if (!item.isBlank() && (eq < 0 || item.substring(0, eq).isBlank())) {
         throw new ConfigException(var + ": '" + printable(item.trim()) + "' is not key=value");
       }
-      String k = percentDecode(var, "key", item.substring(0, eq).trim());
-      String v = percentDecode(var, "value of '" + printable(k) + "'", item.substring(eq + 1).trim());
-      out.put(k, v);
     }
+    Map<String, String> out = new LinkedHashMap<>();
+    otel.getMap(propertyName(var)).forEach((k, v) -> {
+      String key = percentDecode(var, "key", k);
+      out.put(key, percentDecode(var, "value of '" + printable(key) + "'", v));
+    });
     return out;
   }
 

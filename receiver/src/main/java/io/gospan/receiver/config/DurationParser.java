@@ -4,39 +4,53 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
+import io.opentelemetry.sdk.autoconfigure.spi.internal.DefaultConfigProperties;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.Map;
 
-/** Durations in the config file: {@code 250ms}, {@code 30s}, {@code 5m}, {@code 1h}, or ISO-8601 {@code PT30S}. */
+/**
+ * Durations in the config file: a number with a unit, read by the SDK's {@code
+ * ConfigProperties.getDuration} (the grammar of the {@code OTEL_*} duration variables): {@code
+ * 500us}, {@code 250ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 1d} (also {@code ns}); or
+ * ISO-8601 {@code PT30S}. Unlike the variables, a unit is required: a bare {@code 30} is refused
+ * rather than read as milliseconds, and so is a negative number.
+ */
 final class DurationParser extends StdDeserializer<Duration> {
   private static final long serialVersionUID = 1L;
-  private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
+  private static final String PROPERTY = "duration";
 
   DurationParser() {
     super(Duration.class);
   }
 
+  /**
+   * @throws IllegalArgumentException {@code text} is not a duration
+   */
   static Duration parse(String text) {
     String t = text.trim();
-    Matcher m = SIMPLE.matcher(t);
-    if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
-      return switch (m.group(2)) {
-        case "ms" -> Duration.ofMillis(n);
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        default -> Duration.ofHours(n);
-      };
+    if (t.startsWith("P") || t.startsWith("p")) {
+      try {
+        return Duration.parse(t);
+      } catch (DateTimeParseException e) {
+        throw notADuration(text);
+      }
+    }
+    if (t.isEmpty() || t.startsWith("-") || Character.isDigit(t.charAt(t.length() - 1))) {
+      throw notADuration(text); // no unit (the SDK would read milliseconds), or negative
     }
     try {
-      return Duration.parse(t);
-    } catch (DateTimeParseException e) {
-      throw new IllegalArgumentException(
-          "'" + text + "' is not a duration; write a number with a unit: 250ms, 30s, 5m, 1h");
+      return DefaultConfigProperties.createFromMap(Map.of(PROPERTY, t)).getDuration(PROPERTY);
+    } catch (ConfigurationException e) {
+      throw notADuration(text);
     }
+  }
+
+  private static IllegalArgumentException notADuration(String text) {
+    return new IllegalArgumentException(
+        "'" + text + "' is not a duration; write a number with a unit: 250ms, 30s, 5m, 1h");
   }
 
   @Override

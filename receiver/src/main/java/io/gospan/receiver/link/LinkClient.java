@@ -5,6 +5,7 @@ import io.gospan.receiver.link.proto.LinkGrpc;
 import io.gospan.receiver.link.proto.LookupRequest;
 import io.gospan.receiver.link.proto.LookupResponse;
 import io.gospan.receiver.link.proto.Query;
+import io.gospan.receiver.logging.LogLimiter;
 import io.gospan.receiver.span.ClientFlow;
 import io.gospan.receiver.span.RemoteLinks;
 import io.gospan.receiver.span.SpanAssembler;
@@ -86,8 +87,7 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
   private final Object lock = new Object();
   private final LinkedHashMap<InetAddress, Peer> peers = new LinkedHashMap<>(16, 0.75f, true);
   private int pendingCount;
-  private long lastLogNanos = System.nanoTime() - LOG_EVERY_NANOS;
-  private int unloggedFailures;
+  private final LogLimiter unreachableLog = LogLimiter.everyNanos(LOG_EVERY_NANOS);
   private boolean closed;
 
   /**
@@ -478,17 +478,14 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
           peer.channel.shutdownNow();
           peer.channel = null;
         }
-        if (now - lastLogNanos >= LOG_EVERY_NANOS) {
+        long unlogged = unreachableLog.admit(now);
+        if (unlogged >= 0) {
           log.warn("link: the gospan at {}:{} does not answer ({}{}); not asking it for {} s{}; counted in {}",
               peer.ip.getHostAddress(), settings.peerPort(), status.getCode(),
               status.getDescription() != null ? ": " + printable(status.getDescription()) : "",
               TimeUnit.NANOSECONDS.toSeconds(backoff),
-              unloggedFailures > 0 ? " (" + unloggedFailures + " more such failures since the last line)" : "",
+              unlogged > 0 ? " (" + unlogged + " more such failures since the last line)" : "",
               LinkMetrics.PEERS_UNREACHABLE.metricName());
-          lastLogNanos = now;
-          unloggedFailures = 0;
-        } else {
-          unloggedFailures++;
         }
       }
     }

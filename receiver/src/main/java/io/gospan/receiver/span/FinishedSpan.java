@@ -1,6 +1,7 @@
 package io.gospan.receiver.span;
 
 import io.gospan.receiver.event.Side;
+import io.grpc.Status;
 import io.opentelemetry.sdk.trace.data.SpanData;
 
 /**
@@ -13,7 +14,7 @@ import io.opentelemetry.sdk.trace.data.SpanData;
  * @param status the gRPC status, {@code null} when the stream's end was never seen
  * @param durationNanos end − start
  */
-public record FinishedSpan(SpanData span, int pid, Side side, String method, GrpcStatus status, long durationNanos) {
+public record FinishedSpan(SpanData span, int pid, Side side, String method, Status.Code status, long durationNanos) {
 
   /** Whether the stream's end was seen (otherwise the span carries {@code gospan.incomplete}). */
   public boolean complete() {

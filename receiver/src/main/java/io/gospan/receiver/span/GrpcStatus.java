@@ -1,46 +1,34 @@
 package io.gospan.receiver.span;
 
 import io.gospan.receiver.event.Side;
+import io.grpc.Status;
 import java.util.EnumSet;
 import java.util.Set;
 
-/** gRPC status codes, and which of them the RPC semantic conventions call an error on each side. */
-public enum GrpcStatus {
-  OK,
-  CANCELLED,
-  UNKNOWN,
-  INVALID_ARGUMENT,
-  DEADLINE_EXCEEDED,
-  NOT_FOUND,
-  ALREADY_EXISTS,
-  PERMISSION_DENIED,
-  RESOURCE_EXHAUSTED,
-  FAILED_PRECONDITION,
-  ABORTED,
-  OUT_OF_RANGE,
-  UNIMPLEMENTED,
-  INTERNAL,
-  UNAVAILABLE,
-  DATA_LOSS,
-  UNAUTHENTICATED;
-
-  private static final GrpcStatus[] BY_CODE = values();
-
+/**
+ * What gospan adds to grpc-java's {@link Status.Code} (the codes, their names and numbers): reading
+ * a {@code grpc-status} value as grpc-go does, the status a missing one gets from the HTTP
+ * {@code :status}, and which codes the RPC semantic conventions call an error on each side. The
+ * semantic conventions' string form of a code ({@code rpc.response.status_code}, {@code error.type})
+ * is {@link Status.Code#name()}; the old {@code rpc.grpc.status_code} is {@link Status.Code#value()}.
+ */
+public final class GrpcStatus {
   /** Server spans: only these are errors (the others are the caller's problem). */
-  private static final Set<GrpcStatus> SERVER_ERRORS =
-      EnumSet.of(UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS);
+  private static final Set<Status.Code> SERVER_ERRORS = EnumSet.of(
+      Status.Code.UNKNOWN, Status.Code.DEADLINE_EXCEEDED, Status.Code.UNIMPLEMENTED,
+      Status.Code.INTERNAL, Status.Code.UNAVAILABLE, Status.Code.DATA_LOSS);
 
-  public int code() {
-    return ordinal();
-  }
+  private GrpcStatus() {}
 
-  /** The status for a numeric code; codes outside 0..16 are UNKNOWN (as gRPC itself treats them). */
-  public static GrpcStatus fromCode(int code) {
-    return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
-  }
-
-  /** Parses a {@code grpc-status} value; {@code null} when it is not a decimal number. */
-  public static GrpcStatus parse(String grpcStatus) {
+  /**
+   * Parses a {@code grpc-status} value as grpc-go reads it (a decimal number, leading zeros
+   * allowed: grpc-go internal/transport/http2_client.go, {@code strconv.ParseInt}); codes outside
+   * 0..16 are {@link Status.Code#UNKNOWN} ({@link Status#fromCodeValue}).
+   *
+   * @return the code, or {@code null} when the value is not a decimal number of at most 9 digits
+   *     (grpc-java's own reader of the header takes only one or two digits)
+   */
+  public static Status.Code parse(String grpcStatus) {
     if (grpcStatus == null || grpcStatus.isEmpty() || grpcStatus.length() > 9) {
       return null;
     }
@@ -50,29 +38,34 @@ public enum GrpcStatus {
         return null;
       }
     }
-    return fromCode(Integer.parseInt(grpcStatus));
+    return Status.fromCodeValue(Integer.parseInt(grpcStatus)).getCode();
   }
 
   /**
    * The status gRPC derives from an HTTP {@code :status} when trailers carry no {@code grpc-status}
-   * (gRPC's "HTTP to gRPC status code mapping").
+   * (gRPC's doc/http-grpc-status-mapping.md; grpc-java has it only in its internal {@code
+   * io.grpc.internal.GrpcUtil}); {@link Status.Code#UNKNOWN} for {@code null} and any other value.
    */
-  public static GrpcStatus fromHttpStatus(String httpStatus) {
+  public static Status.Code fromHttpStatus(String httpStatus) {
     if (httpStatus == null) {
-      return UNKNOWN;
+      return Status.Code.UNKNOWN;
     }
     return switch (httpStatus) {
-      case "400" -> INTERNAL;
-      case "401" -> UNAUTHENTICATED;
-      case "403" -> PERMISSION_DENIED;
-      case "404" -> UNIMPLEMENTED;
-      case "429", "502", "503", "504" -> UNAVAILABLE;
-      default -> UNKNOWN;
+      case "400" -> Status.Code.INTERNAL;
+      case "401" -> Status.Code.UNAUTHENTICATED;
+      case "403" -> Status.Code.PERMISSION_DENIED;
+      case "404" -> Status.Code.UNIMPLEMENTED;
+      case "429", "502", "503", "504" -> Status.Code.UNAVAILABLE;
+      default -> Status.Code.UNKNOWN;
     };
   }
 
-  /** Whether a span on {@code side} ending with this status has status ERROR. */
-  public boolean isError(Side side) {
-    return side == Side.CLIENT ? this != OK : SERVER_ERRORS.contains(this);
+  /**
+   * Whether a span on {@code side} ending with {@code code} has status ERROR (the RPC semantic
+   * conventions: every code but OK on a client; on a server only UNKNOWN, DEADLINE_EXCEEDED,
+   * UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS).
+   */
+  public static boolean isError(Status.Code code, Side side) {
+    return side == Side.CLIENT ? code != Status.Code.OK : SERVER_ERRORS.contains(code);
   }
 }

@@ -1,6 +1,7 @@
 package io.gospan.receiver.span;
 
 import io.gospan.receiver.event.Side;
+import io.grpc.Status;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import java.util.List;
@@ -75,7 +76,7 @@ public final class RpcSemconv {
    * @param fullMethod {@code pkg.Service/Method}, or {@code null} when unknown
    * @param status {@code null} when the stream's end was not seen
    */
-  public void putSpanAttributes(AttributesBuilder b, Side side, String fullMethod, GrpcStatus status) {
+  public void putSpanAttributes(AttributesBuilder b, Side side, String fullMethod, Status.Code status) {
     if (mode.emitOld()) {
       putOld(b, fullMethod, status, !mode.emitStable());
     }
@@ -85,14 +86,14 @@ public final class RpcSemconv {
   }
 
   /** The stable histograms' attributes of a finished call ({@code status} non-null). */
-  public static Attributes stableMetricAttributes(Side side, String fullMethod, GrpcStatus status) {
+  public static Attributes stableMetricAttributes(Side side, String fullMethod, Status.Code status) {
     AttributesBuilder b = Attributes.builder();
     putStable(b, side, fullMethod, Objects.requireNonNull(status, "status"));
     return b.build();
   }
 
   /** The old histograms' attributes of a finished call ({@code status} non-null). */
-  public static Attributes oldMetricAttributes(String fullMethod, GrpcStatus status) {
+  public static Attributes oldMetricAttributes(String fullMethod, Status.Code status) {
     AttributesBuilder b = Attributes.builder();
     putOld(b, fullMethod, Objects.requireNonNull(status, "status"), true);
     return b.build();
@@ -119,18 +120,18 @@ public final class RpcSemconv {
         });
   }
 
-  private static void putStable(AttributesBuilder b, Side side, String fullMethod, GrpcStatus status) {
+  private static void putStable(AttributesBuilder b, Side side, String fullMethod, Status.Code status) {
     b.put(RpcAttributes.RPC_SYSTEM_NAME, RpcAttributes.GRPC);
     b.put(RpcAttributes.RPC_METHOD, fullMethod != null ? fullMethod : RpcAttributes.OTHER_METHOD);
     if (status != null) {
       b.put(RpcAttributes.RPC_RESPONSE_STATUS_CODE, status.name());
-      if (status.isError(side)) {
+      if (GrpcStatus.isError(status, side)) {
         b.put(RpcAttributes.ERROR_TYPE, status.name());
       }
     }
   }
 
-  private static void putOld(AttributesBuilder b, String fullMethod, GrpcStatus status, boolean withMethod) {
+  private static void putOld(AttributesBuilder b, String fullMethod, Status.Code status, boolean withMethod) {
     b.put(RpcAttributes.RPC_SYSTEM, RpcAttributes.GRPC);
     if (fullMethod != null) {
       int slash = fullMethod.indexOf('/');
@@ -140,7 +141,7 @@ public final class RpcSemconv {
       }
     }
     if (status != null) {
-      b.put(RpcAttributes.RPC_GRPC_STATUS_CODE, (long) status.code());
+      b.put(RpcAttributes.RPC_GRPC_STATUS_CODE, (long) status.value());
     }
   }
 }

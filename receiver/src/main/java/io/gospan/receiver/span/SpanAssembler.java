@@ -8,6 +8,7 @@ import io.gospan.receiver.event.ProbeKind;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
 import io.gospan.receiver.event.StreamParent;
+import io.grpc.Status;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.TraceFlags;
@@ -698,12 +699,12 @@ public final class SpanAssembler {
     }
     streams.remove(s.key);
     String grpcStatus = e.header("grpc-status");
-    GrpcStatus status = GrpcStatus.parse(grpcStatus);
+    Status.Code status = GrpcStatus.parse(grpcStatus);
     if (status == null) {
       if (grpcStatus != null) {
         counters.malformed("grpc_status");
       }
-      status = grpcStatus != null ? GrpcStatus.UNKNOWN : GrpcStatus.fromHttpStatus(s.httpStatus);
+      status = grpcStatus != null ? Status.Code.UNKNOWN : GrpcStatus.fromHttpStatus(s.httpStatus);
     }
     String message = e.probe().rawMessage() ? e.header("grpc-message") : TraceHeaders.decodeGrpcMessage(e.header("grpc-message"));
     long endNs = Math.max(e.monotonicNs(), s.startNs);

@@ -4,6 +4,7 @@ import io.gospan.receiver.event.HeaderField;
 import io.gospan.receiver.event.HeaderPolicy;
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
+import io.grpc.Status;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import java.net.Inet6Address;
@@ -36,7 +37,7 @@ final class SpanAttributes {
    * What a span's attributes are made of when it has no metadata, no truncated header and ended
    * complete: most spans.
    */
-  private record CacheKey(Side side, String fullMethod, GrpcStatus status, String authority, SocketPair sockets) {
+  private record CacheKey(Side side, String fullMethod, Status.Code status, String authority, SocketPair sockets) {
     /** Written out, as {@link StreamKey#equals}: looked up for every span. */
     @Override
     public int hashCode() {
@@ -91,7 +92,7 @@ final class SpanAttributes {
    * @param status its gRPC status, {@code null} when not seen
    * @param incompleteReason why it ended without its end event, {@code null} when it did not
    */
-  Attributes of(TracedStream s, GrpcStatus status, String incompleteReason) {
+  Attributes of(TracedStream s, Status.Code status, String incompleteReason) {
     if (incompleteReason != null || s.truncated || !s.requestMetadata.isEmpty() || !s.responseMetadata.isEmpty()) {
       return build(s, status, incompleteReason);
     }
@@ -104,7 +105,7 @@ final class SpanAttributes {
     return a;
   }
 
-  private Attributes build(TracedStream s, GrpcStatus status, String incompleteReason) {
+  private Attributes build(TracedStream s, Status.Code status, String incompleteReason) {
     AttributesBuilder b = Attributes.builder();
     semconv.putSpanAttributes(b, s.side, s.fullMethod, status);
 

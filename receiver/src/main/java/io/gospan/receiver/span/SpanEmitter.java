@@ -1,6 +1,7 @@
 package io.gospan.receiver.span;
 
 import io.gospan.receiver.event.Side;
+import io.grpc.Status;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
@@ -39,9 +40,9 @@ final class SpanEmitter implements TraceDecisions.Emitter {
     TracedStream s = h.stream();
     TraceState state = s.remoteParent != null ? s.remoteParent.getTraceState() : TraceState.getDefault();
     SpanContext ctx = SpanContext.create(node.traceId, node.spanId, TraceFlags.getSampled(), state);
-    GrpcStatus status = h.status();
+    Status.Code status = h.status();
     StatusData statusData = StatusData.unset();
-    if (status != null && status.isError(s.side)) {
+    if (status != null && GrpcStatus.isError(status, s.side)) {
       statusData = StatusData.create(StatusCode.ERROR, h.message() != null ? h.message() : status.name());
     }
     if (s.side == Side.SERVER && s.remoteParent == null && node.parentContext.isValid()) {

@@ -313,8 +313,49 @@ class ConfigLoaderTest {
         "exporter.otlp.endpoint");
     assertProblem("", Map.of("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"), "OTEL_EXPORTER_OTLP_PROTOCOL",
         "grpc, http/protobuf");
-    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TIMEOUT", "10s"), "OTEL_EXPORTER_OTLP_TIMEOUT", "milliseconds");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TIMEOUT", "10 sec"), "OTEL_EXPORTER_OTLP_TIMEOUT", "milliseconds");
     assertProblem("", Map.of("OTEL_EXPORTER_OTLP_HEADERS", "novalue"), "OTEL_EXPORTER_OTLP_HEADERS", "key=value");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_HEADERS", "a=1, novalue ,b=2"), "OTEL_EXPORTER_OTLP_HEADERS: 'novalue' is not key=value");
+    assertProblem("", Map.of("OTEL_RESOURCE_ATTRIBUTES", "a=1, =2"), "OTEL_RESOURCE_ATTRIBUTES: '=2' is not key=value");
+  }
+
+  @Test
+  void timeoutVariablesAreReadAsTheSdkReadsDurationsPerSignalWinning() {
+    // the SDK's ConfigProperties.getDuration: milliseconds without a unit (the specification), or a unit
+    var o = parse("", Map.of(
+        "OTEL_EXPORTER_OTLP_TIMEOUT", "10s",
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1500",
+        "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", " 2 m ")).exporter().otlp();
+    assertThat(o.timeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(o.forSignal(OtlpSignal.TRACES).timeout()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(o.forSignal(OtlpSignal.METRICS).timeout()).isEqualTo(Duration.ofMinutes(2));
+    var shared = parse("exporter: {otlp: {traces: {timeout: 3s}}}", Map.of("OTEL_EXPORTER_OTLP_TIMEOUT", "500us"))
+        .exporter().otlp();
+    assertThat(shared.forSignal(OtlpSignal.METRICS).timeout()).isEqualTo(Duration.ofNanos(500_000));
+    assertThat(shared.forSignal(OtlpSignal.TRACES).timeout()).as("the file's per-signal key").isEqualTo(Duration.ofSeconds(3));
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "-5s"), "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT",
+        "greater than zero");
+    assertProblem("", Map.of("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1.5s"), "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+        "not a number of milliseconds");
+  }
+
+  @Test
+  void fileDurationsTakeTheSdksUnitsButNeedOne() {
+    var d = parse("streams: {timeout: 1d, link_wait: 500us}").streams();
+    assertThat(d.timeout()).isEqualTo(Duration.ofDays(1));
+    assertThat(d.linkWait()).isEqualTo(Duration.ofNanos(500_000));
+    assertThat(parse("link: {clock_skew: 2 s}").link().clockSkew()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(parse("streams: {timeout: PT90S}").streams().timeout()).isEqualTo(Duration.ofSeconds(90));
+    assertProblem("streams: {timeout: \"30\"}", "streams.timeout", "not a duration", "with a unit");
+    assertProblem("streams: {timeout: 30}", "streams.timeout", "needs a unit");
+    assertProblem("streams: {timeout: -5s}", "streams.timeout", "not a duration");
+    assertProblem("streams: {timeout: 5 sec}", "streams.timeout", "not a duration");
+  }
+
+  @Test
+  void keyValueListsAreTheSdksMapsEmptyValuesLeftOutLastDuplicateWins() {
+    assertThat(ConfigLoader.parseKeyValueList("X", "a=1,empty=,a=2, b = x=y "))
+        .containsExactly(Map.entry("a", "2"), Map.entry("b", "x=y"));
   }
 
   @Test

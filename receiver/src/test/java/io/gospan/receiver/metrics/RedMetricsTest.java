@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.event.Side;
 import io.gospan.receiver.span.FinishedSpan;
-import io.gospan.receiver.span.GrpcStatus;
 import io.gospan.receiver.span.RpcSemconv;
+import io.grpc.Status;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
@@ -32,10 +32,10 @@ class RedMetricsTest {
   @Test
   void stableHistogramsPerProcessResource() {
     try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf)) {
-      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 2_000_000));
-      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 4_000_000));
-      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.INTERNAL, 1_000_000));
-      red.record(new FinishedSpan(null, 2, Side.CLIENT, null, GrpcStatus.NOT_FOUND, 1_000_000));
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 2_000_000));
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 4_000_000));
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.INTERNAL, 1_000_000));
+      red.record(new FinishedSpan(null, 2, Side.CLIENT, null, Status.Code.NOT_FOUND, 1_000_000));
       red.record(new FinishedSpan(null, 2, Side.CLIENT, "a.B/C", null, 1_000_000)); // incomplete: ignored
       Collection<MetricData> data = red.produce(Resource.empty());
 
@@ -62,11 +62,11 @@ class RedMetricsTest {
       assertThat(data).noneMatch(d -> d.getName().equals("rpc.server.duration"));
 
       red.forget(1);
-      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000)); // ended after the exit
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000)); // ended after the exit
       assertThat(named(red.produce(Resource.empty()), "rpc.server.call.duration", "1").getHistogramData().getPoints())
           .as("an exited process's last calls are produced once").extracting(HistogramPointData::getCount).contains(3L);
       assertThat(red.produce(Resource.empty())).noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
-      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000)); // held, ended later still
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000)); // held, ended later still
       assertThat(red.produce(Resource.empty())).anyMatch(d -> d.getName().equals("rpc.server.call.duration"));
       assertThat(red.produce(Resource.empty())).as("no entry left behind by the exited pid")
           .noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
@@ -76,7 +76,7 @@ class RedMetricsTest {
   @Test
   void oldAndDupConventions() {
     try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.DUP, RedMetricsTest::resourceOf)) {
-      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.UNAVAILABLE, 3_000_000));
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.UNAVAILABLE, 3_000_000));
       Collection<MetricData> data = red.produce(Resource.empty());
       MetricData old = named(data, "rpc.server.duration", "1");
       assertThat(old.getUnit()).isEqualTo("ms");

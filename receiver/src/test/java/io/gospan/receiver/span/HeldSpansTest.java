@@ -2,13 +2,14 @@ package io.gospan.receiver.span;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.Status;
 import org.junit.jupiter.api.Test;
 
 class HeldSpansTest {
   final Events conn = new Events(40000).path(Events.PATH);
 
   static EndedSpan end(TracedStream s) {
-    return new EndedSpan(s, s.startNs + 10, GrpcStatus.OK, null, null);
+    return new EndedSpan(s, s.startNs + 10, Status.Code.OK, null, null);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.gospan.receiver.span;
 
+import io.grpc.Status;
 import java.util.Map;
 import java.util.HashMap;
 import io.opentelemetry.sdk.resources.Resource;
@@ -282,8 +283,8 @@ class SpanAssemblerTest {
   @Test
   void serverSideErrorCodesMarkTheServerSpan() {
     int stream = 1;
-    for (GrpcStatus s : GrpcStatus.values()) {
-      feed(conn.serverStart(stream, t0), conn.serverTrailers(stream, t0 + MS, s.code(), "m"));
+    for (Status.Code s : Status.Code.values()) {
+      feed(conn.serverStart(stream, t0), conn.serverTrailers(stream, t0 + MS, s.value(), "m"));
       stream += 2;
     }
     assembler.flush();
@@ -644,8 +645,8 @@ class SpanAssemblerTest {
     feed(conn.clientStart(3, t0), Events.ev(conn.clientPid, t0 + MS, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT,
         conn.clientConn, conn.clientSockets, 3, true, List.of(HeaderField.of(":status", "503"))));
     assertThat(out).hasSize(2);
-    assertThat(out.get(0).status()).isEqualTo(GrpcStatus.UNKNOWN);
-    assertThat(out.get(1).status()).isEqualTo(GrpcStatus.UNAVAILABLE);
+    assertThat(out.get(0).status()).isEqualTo(Status.Code.UNKNOWN);
+    assertThat(out.get(1).status()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED, Attributes.of(AssemblyMetrics.REASON, "grpc_status")))
         .isEqualTo(1);
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gospan.receiver.event.HeaderEvent;
 import io.gospan.receiver.event.HeaderField;
+import io.grpc.Status;
 import io.opentelemetry.api.common.Attributes;
 import java.util.List;
 import java.util.Set;
@@ -55,8 +56,8 @@ class SpanAttributesTest {
   @Test
   void spansWithNothingOfTheirOwnShareOneAttributeSet() {
     Events conn = new Events(40000).path(Events.PATH);
-    Attributes a = attributes.of(started(conn.serverStart(1, 1000)), GrpcStatus.OK, null);
-    Attributes b = attributes.of(started(conn.serverStart(3, 2000)), GrpcStatus.OK, null);
+    Attributes a = attributes.of(started(conn.serverStart(1, 1000)), Status.Code.OK, null);
+    Attributes b = attributes.of(started(conn.serverStart(3, 2000)), Status.Code.OK, null);
     assertThat(b).isSameAs(a);
     assertThat(a.get(RpcAttributes.RPC_METHOD)).isEqualTo("helloworld.Greeter/SayHello");
     assertThat(a.get(RpcAttributes.SERVER_ADDRESS)).isEqualTo("greeter.example");
@@ -64,7 +65,7 @@ class SpanAttributesTest {
     assertThat(a.get(RpcAttributes.NETWORK_PEER_PORT)).isEqualTo(40000L);
     assertThat(a.get(RpcAttributes.CLIENT_PORT)).isEqualTo(40000L);
     assertThat(a.get(RpcAttributes.NETWORK_TRANSPORT)).isEqualTo("tcp");
-    assertThat(attributes.of(started(conn.serverStart(5, 3000)), GrpcStatus.INTERNAL, null)).isNotSameAs(a);
+    assertThat(attributes.of(started(conn.serverStart(5, 3000)), Status.Code.INTERNAL, null)).isNotSameAs(a);
   }
 
   @Test
@@ -93,7 +94,7 @@ class SpanAttributesTest {
     HeaderEvent start = Events.ev(Events.SERVER_PID, 1000, io.gospan.receiver.event.ProbeKind.HTTP2_SERVER_OPERATE_HEADERS,
         io.gospan.receiver.event.Side.SERVER, 0xc000_2000L, conn.serverStart(1, 1000).sockets(), 1, false,
         List.of(HeaderField.of(":path", Events.PATH)));
-    Attributes a = attributes.of(started(start), GrpcStatus.OK, null);
+    Attributes a = attributes.of(started(start), Status.Code.OK, null);
     assertThat(a.get(RpcAttributes.NETWORK_TRANSPORT)).isEqualTo("unix");
     assertThat(a.get(RpcAttributes.SERVER_ADDRESS)).isEqualTo("/run/app.sock");
     assertThat(a.get(RpcAttributes.NETWORK_PEER_PORT)).isNull();

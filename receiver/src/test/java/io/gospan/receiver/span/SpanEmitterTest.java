@@ -2,6 +2,7 @@ package io.gospan.receiver.span;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.Status;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
@@ -30,7 +31,7 @@ class SpanEmitterTest {
     s.resource = new FakeMetadata().resource(Events.SERVER_PID);
     s.node.traceId = TRACE_ID;
     s.node.parentContext = SpanContext.createFromRemoteParent(TRACE_ID, PARENT_ID, TraceFlags.getSampled(), TraceState.getDefault());
-    emitter.emit(new EndedSpan(s, 3_000, GrpcStatus.INTERNAL, "boom", null), s.node);
+    emitter.emit(new EndedSpan(s, 3_000, Status.Code.INTERNAL, "boom", null), s.node);
 
     FinishedSpan f = out.get(0);
     SpanData span = f.span();
@@ -52,7 +53,7 @@ class SpanEmitterTest {
   void anEndBeforeTheStartIsClampedAndAClientSpanIsNotCountedLinked() {
     TracedStream c = PartsFixture.stream(conn.clientStart(1, 5_000));
     c.node.traceId = TRACE_ID;
-    emitter.emit(new EndedSpan(c, 4_000, GrpcStatus.OK, null, null), c.node);
+    emitter.emit(new EndedSpan(c, 4_000, Status.Code.OK, null, null), c.node);
     SpanData span = out.get(0).span();
     assertThat(span.getKind()).isEqualTo(SpanKind.CLIENT);
     assertThat(span.getEndEpochNanos()).isEqualTo(span.getStartEpochNanos());

@@ -2,6 +2,7 @@ package io.gospan.receiver.span;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.Status;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
@@ -26,7 +27,7 @@ class TraceDecisionsTest {
   }
 
   static EndedSpan end(TracedStream s) {
-    return new EndedSpan(s, s.startNs + 10, GrpcStatus.OK, null, null);
+    return new EndedSpan(s, s.startNs + 10, Status.Code.OK, null, null);
   }
 
   @Test
