@@ -85,7 +85,7 @@ public final class SelfTelemetry implements AutoCloseable {
       exporter = b.metricExporter != null ? b.metricExporter : Exporters.metricExporter(config.exporter());
     }
     boolean redServed = registry != null && config.metrics().prometheus();
-    RedMetrics red = exporter != null || redServed ? new RedMetrics(b.rpcSemconv, b.resourceOf) : null;
+    RedMetrics red = exporter != null || redServed ? new RedMetrics(b.rpcSemconv, b.resourceOf, redSettle(config)) : null;
     if (exporter != null) {
       mp.registerMetricReader(
           PeriodicMetricReader.builder(new RedAppendingMetricExporter(exporter, red.reader()))
@@ -102,6 +102,15 @@ public final class SelfTelemetry implements AutoCloseable {
     mp.registerMetricReader(losses);
     this.meterProvider = mp.build();
     this.meter = meterProvider.get(METER_NAME);
+  }
+
+  /**
+   * How long after a process's exit its spans may still end: held for their parent up to {@code
+   * streams.link_wait}, then waiting for another gospan's answer up to 500 ms more, and a second
+   * for the event reader.
+   */
+  static java.time.Duration redSettle(GospanConfig config) {
+    return config.streams().linkWait().plusMillis(1500);
   }
 
   /**

@@ -15,6 +15,7 @@ import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.resources.Resource;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -36,11 +37,13 @@ import java.util.function.LongSupplier;
  * was seen are recorded (incomplete ones have no status).
  *
  * <p>A process that exited ({@link #forget}) keeps its metrics until every reader has collected
- * them once after its exit, or for at most {@link #EXITED_KEPT_NANOS} (a reader nobody calls, e.g.
- * {@code /metrics} that is never scraped, is not waited for longer), so its last calls reach every
- * reader that collects in that time, then they go; a span of it that ends later (held for linking,
- * or timed out) is kept the same way, at most {@value #EXITED_REMEMBERED} exited pids being
- * remembered for that, so an exited process never leaves an entry behind.
+ * them once after {@code settle} since its exit (its calls still held for linking, up to {@code
+ * streams.link_wait} and a remote answer's wait, have ended by then), or for at most {@code settle}
+ * + {@link #EXITED_KEPT_NANOS} (a reader nobody calls, e.g. {@code /metrics} that is never scraped,
+ * is not waited for longer): its last calls reach every reader that collects in that time, then they
+ * go. A span of it that ends later still (timed out) is kept the same way, at most {@value
+ * #EXITED_REMEMBERED} exited pids being remembered for that, so an exited process never leaves an
+ * entry behind.
  */
 public final class RedMetrics implements SpanMetrics {
   /** Seconds; the conventions' advice, with sub-millisecond buckets added for in-cluster gRPC. */
@@ -58,6 +61,7 @@ public final class RedMetrics implements SpanMetrics {
   static final long EXITED_KEPT_NANOS = 120_000_000_000L;
 
   private final LongSupplier nanoTime;
+  private final long settleNanos;
   private final List<Reader> readers = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private final Map<Integer, PerProcess> processes = new ConcurrentHashMap<>();
@@ -75,13 +79,22 @@ public final class RedMetrics implements SpanMetrics {
    * @param resourceOf the resource of a traced process (e.g. {@code ProcessMetadata::resource})
    */
   public RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf) {
-    this(mode, resourceOf, System::nanoTime);
+    this(mode, resourceOf, Duration.ZERO);
+  }
+
+  /**
+   * @param settle how long after a process's exit its spans may still end (held for linking): a
+   *     reader's collection counts as its last only after that
+   */
+  public RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf, Duration settle) {
+    this(mode, resourceOf, settle, System::nanoTime);
   }
 
   /** With a monotonic clock in ns (tests). */
-  RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf, LongSupplier nanoTime) {
+  RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf, Duration settle, LongSupplier nanoTime) {
     this.mode = mode;
     this.resourceOf = resourceOf;
+    this.settleNanos = settle.toNanos();
     this.nanoTime = nanoTime;
   }
 
@@ -186,7 +199,7 @@ public final class RedMetrics implements SpanMetrics {
         PerProcess p = e.getValue();
         boolean exitedBefore = p.exited;
         out.addAll(p.reader.collect());
-        if (exitedBefore && (p.collectedBy(bit, all) || p.expired(now))) {
+        if (exitedBefore && (p.collectedBy(bit, all, now) || p.expired(now))) {
           drop(e.getKey(), p);
         }
       }
@@ -247,14 +260,16 @@ public final class RedMetrics implements SpanMetrics {
       }
     }
 
-    /** Notes that the reader {@code bit} collected after the exit; whether every reader in {@code all} has. */
-    synchronized boolean collectedBy(int bit, int all) {
-      collectedAfterExit |= bit;
+    /** Notes that the reader {@code bit} collected at {@code now}; whether every reader in {@code all} has, settle after the exit. */
+    synchronized boolean collectedBy(int bit, int all, long now) {
+      if (now - exitedAt >= settleNanos) {
+        collectedAfterExit |= bit;
+      }
       return (collectedAfterExit & all) == all;
     }
 
     synchronized boolean expired(long now) {
-      return exited && now - exitedAt > EXITED_KEPT_NANOS;
+      return exited && now - exitedAt > settleNanos + EXITED_KEPT_NANOS;
     }
   }
 

@@ -99,7 +99,7 @@ class RedMetricsTest {
   @Test
   void anExitedProcessStaysUntilEveryReaderHasCollectedIt() {
     long[] now = {0};
-    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, () -> now[0])) {
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, java.time.Duration.ZERO, () -> now[0])) {
       RedMetrics.Reader otlp = red.reader();
       RedMetrics.Reader prometheus = red.reader();
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000));
@@ -117,7 +117,7 @@ class RedMetricsTest {
   @Test
   void aReaderThatNeverCollectsIsNotWaitedForLongerThanTheBound() {
     long[] now = {0};
-    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, () -> now[0])) {
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, java.time.Duration.ZERO, () -> now[0])) {
       RedMetrics.Reader otlp = red.reader();
       red.reader(); // /metrics, never scraped
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000));
@@ -135,5 +135,23 @@ class RedMetricsTest {
 
   static String service(MetricData d) {
     return d.getResource().getAttribute(AttributeKey.stringKey("service.name"));
+  }
+
+  @Test
+  void anExitedProcessStaysUntilItsHeldSpansCouldHaveEnded() {
+    long[] now = {0};
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, java.time.Duration.ofSeconds(2),
+        () -> now[0])) {
+      RedMetrics.Reader reader = red.reader();
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000));
+      red.forget(1);
+      now[0] += 1_000_000_000L;
+      assertThat(hasServer(reader.collect())).isTrue();
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", GrpcStatus.OK, 1_000_000)); // held for linking, ended after
+      now[0] += 1_000_000_000L;
+      assertThat(named(reader.collect(), "rpc.server.call.duration", "1").getHistogramData().getPoints())
+          .as("one series with both calls").extracting(HistogramPointData::getCount).containsExactly(2L);
+      assertThat(hasServer(reader.collect())).as("collected after the settle time: gone").isFalse();
+    }
   }
 }
