@@ -32,12 +32,12 @@ class TelemetryServerIT {
   }
 
   static Pipeline pipeline(int port) {
-    return pipeline(port, "");
+    return pipeline(port, "metrics: {enabled: false}\n");
   }
 
   static Pipeline pipeline(int port, String extra) {
     return PipelineBuilder.create(ConfigLoader.parse(
-            "metrics: {enabled: false" + extra + "}\nexporter: {type: none}\nstreams: {link_wait: 0s}\n"
+            extra + "exporter: {type: none}\nstreams: {link_wait: 0s}\n"
                 + "telemetry: {http: {address: \"127.0.0.1:" + port + "\"}}\n",
             "t", Map.of()))
         .processMetadata(new FakeMetadata())
@@ -59,13 +59,14 @@ class TelemetryServerIT {
   /**
    * The RED histograms on /metrics with the SDK's Prometheus names, one series per process and
    * status, labelled with the process's resource (FakeMetadata: service.name, process.pid), read
-   * by Prometheus's own text parser; with {@code metrics.prometheus: false} they are not there.
+   * by Prometheus's own text parser, in both conventions ({@code semconv.rpc: dup}); with {@code
+   * metrics.prometheus: false} they are not there.
    */
   @Test
   void redMetricsOnMetricsPerProcessUnlessSwitchedOff() throws Exception {
     for (boolean on : new boolean[] {true, false}) {
       int port = freePort();
-      Pipeline p = pipeline(port, on ? "" : ", prometheus: false");
+      Pipeline p = pipeline(port, "semconv: {rpc: dup}\nmetrics: {enabled: false" + (on ? "" : ", prometheus: false") + "}\n");
       try {
         Events conn = new Events(100, 200, 0xc1, 0x51, 40001);
         calls(p, conn, 1, 3, 0);
@@ -87,6 +88,9 @@ class TelemetryServerIT {
             .isEqualTo(2);
         assertThat(PromText.histogramCount(client, Map.of("service_name", "svc-100", "process_pid", "100"))).isEqualTo(5);
         assertThat(PromText.histogramCount(server, Map.of("service_name", "svc-100"))).as("no server series of the client").isZero();
+        JsonNode old = families.get("rpc_server_duration_milliseconds");
+        assertThat(old).as("rpc_server_duration_milliseconds in %s", families.keySet()).isNotNull();
+        assertThat(PromText.histogramCount(old, Map.of("service_name", "svc-200", "rpc_grpc_status_code", "5"))).isEqualTo(2);
         for (JsonNode m : server.path("metric")) {
           assertThat(PromText.labels(m)).doesNotContainKeys("otel_scope_name", "job", "instance");
         }
