@@ -25,6 +25,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -109,7 +110,7 @@ public final class SelfTelemetry implements AutoCloseable {
    * streams.link_wait}, then waiting for another gospan's answer up to 500 ms more, and a second
    * for the event reader.
    */
-  static java.time.Duration redSettle(GospanConfig config) {
+  static Duration redSettle(GospanConfig config) {
     return config.streams().linkWait().plusMillis(1500);
   }
 

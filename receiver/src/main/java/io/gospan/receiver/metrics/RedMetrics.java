@@ -14,8 +14,8 @@ import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.resources.Resource;
-import java.util.ArrayList;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +62,8 @@ public final class RedMetrics implements SpanMetrics {
 
   private final LongSupplier nanoTime;
   private final long settleNanos;
-  private final List<Reader> readers = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** One bit per reader taken ({@link #reader}). */
+  private volatile int allReaders;
 
   private final Map<Integer, PerProcess> processes = new ConcurrentHashMap<>();
   /** Pids that exited (oldest first, bounded): an entry made for one of them goes once the readers collected it. */
@@ -104,15 +105,13 @@ public final class RedMetrics implements SpanMetrics {
    *
    * @throws IllegalStateException more than 31 readers
    */
-  public Reader reader() {
-    synchronized (readers) {
-      if (readers.size() == 31) {
-        throw new IllegalStateException("at most 31 readers");
-      }
-      Reader r = new Reader(1 << readers.size());
-      readers.add(r);
-      return r;
+  public synchronized Reader reader() {
+    int taken = Integer.bitCount(allReaders);
+    if (taken == 31) {
+      throw new IllegalStateException("at most 31 readers");
     }
+    allReaders |= 1 << taken;
+    return new Reader(1 << taken);
   }
 
   /** Records a finished span; incomplete spans are ignored. */
@@ -141,7 +140,7 @@ public final class RedMetrics implements SpanMetrics {
     }
   }
 
-  /** A process exited: its metrics are kept until every reader has collected them (at most EXITED_KEPT_NANOS), then dropped. */
+  /** A process exited: its metrics are kept until every reader has collected them after {@code settle}, then dropped. */
   @Override
   public void forget(int pid) {
     synchronized (exited) {
@@ -155,7 +154,7 @@ public final class RedMetrics implements SpanMetrics {
     dropExpired(now);
   }
 
-  /** Drops the exited processes some reader has not collected within {@link #EXITED_KEPT_NANOS}. */
+  /** Drops the exited processes some reader has not collected within {@code settle} + {@link #EXITED_KEPT_NANOS}. */
   private void dropExpired(long now) {
     for (Map.Entry<Integer, PerProcess> e : processes.entrySet()) {
       PerProcess p = e.getValue();
@@ -190,10 +189,10 @@ public final class RedMetrics implements SpanMetrics {
       this.bit = bit;
     }
 
-    /** Every process's metrics; an exited process's go after every reader has collected them since its exit. */
+    /** Every process's metrics; an exited process's go once every reader has collected them {@code settle} after its exit. */
     public Collection<MetricData> collect() {
       long now = nanoTime.getAsLong();
-      int all = allReaders();
+      int all = allReaders;
       List<MetricData> out = new ArrayList<>();
       for (Map.Entry<Integer, PerProcess> e : processes.entrySet()) {
         PerProcess p = e.getValue();
@@ -205,14 +204,6 @@ public final class RedMetrics implements SpanMetrics {
       }
       return out;
     }
-  }
-
-  private int allReaders() {
-    int all = 0;
-    for (Reader r : readers) {
-      all |= r.bit;
-    }
-    return all;
   }
 
   @Override
