@@ -8,7 +8,10 @@ import io.gospan.receiver.config.ConfigException;
 import io.gospan.receiver.config.ConfigLoader;
 import io.gospan.receiver.export.Pipeline;
 import io.gospan.receiver.span.Events;
+import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.span.FakeMetadata;
+import io.gospan.receiver.span.ProcessMetadata;
+import io.opentelemetry.sdk.resources.Resource;
 import io.gospan.receiver.testing.PromText;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.opentelemetry.api.common.AttributeKey;
@@ -36,12 +39,41 @@ class TelemetryServerIT {
   }
 
   static Pipeline pipeline(int port, String extra) {
+    return pipeline(port, extra, new FakeMetadata());
+  }
+
+  static Pipeline pipeline(int port, String extra, ProcessMetadata metadata) {
     return PipelineBuilder.create(ConfigLoader.parse(
             extra + "exporter: {type: none}\nstreams: {link_wait: 0s}\n"
                 + "telemetry: {http: {address: \"127.0.0.1:" + port + "\"}}\n",
             "t", Map.of()))
-        .processMetadata(new FakeMetadata())
+        .processMetadata(metadata)
         .build();
+  }
+
+  /** FakeMetadata's resources, plus a pod's attributes and some that are not labels. */
+  static final class PodMetadata implements ProcessMetadata {
+    final FakeMetadata fake = new FakeMetadata();
+
+    @Override
+    public void register(ProcessInfo info) {}
+
+    @Override
+    public Resource resource(int pid) {
+      return fake.resource(pid).merge(Resource.create(Attributes.builder()
+          .put("k8s.pod.name", "pod-" + pid).put("k8s.namespace.name", "shop")
+          .put("host.name", "node-1").put("process.executable.path", "/app/svc").build()));
+    }
+
+    @Override
+    public void forget(int pid) {
+      fake.forget(pid);
+    }
+
+    @Override
+    public int size() {
+      return fake.size();
+    }
   }
 
   /** {@code calls} unary calls from pid 100 to pid 200 ({@code svc-100} → {@code svc-200}), ending with {@code status}. */
@@ -58,7 +90,8 @@ class TelemetryServerIT {
 
   /**
    * The RED histograms on /metrics with the SDK's Prometheus names, one series per process and
-   * status, labelled with the process's resource (FakeMetadata: service.name, process.pid), read
+   * status, labelled with the process's resource (service.name, process.pid, k8s.*; not host.name or
+   * the executable's path), read
    * by Prometheus's own text parser, in both conventions ({@code semconv.rpc: dup}); with {@code
    * metrics.prometheus: false} they are not there.
    */
@@ -66,7 +99,8 @@ class TelemetryServerIT {
   void redMetricsOnMetricsPerProcessUnlessSwitchedOff() throws Exception {
     for (boolean on : new boolean[] {true, false}) {
       int port = freePort();
-      Pipeline p = pipeline(port, "semconv: {rpc: dup}\nmetrics: {enabled: false" + (on ? "" : ", prometheus: false") + "}\n");
+      Pipeline p = pipeline(port, "semconv: {rpc: dup}\nmetrics: {enabled: false" + (on ? "" : ", prometheus: false") + "}\n",
+          new PodMetadata());
       try {
         Events conn = new Events(100, 200, 0xc1, 0x51, 40001);
         calls(p, conn, 1, 3, 0);
@@ -92,7 +126,8 @@ class TelemetryServerIT {
         assertThat(old).as("rpc_server_duration_milliseconds in %s", families.keySet()).isNotNull();
         assertThat(PromText.histogramCount(old, Map.of("service_name", "svc-200", "rpc_grpc_status_code", "5"))).isEqualTo(2);
         for (JsonNode m : server.path("metric")) {
-          assertThat(PromText.labels(m)).doesNotContainKeys("otel_scope_name", "job", "instance");
+          assertThat(PromText.labels(m)).containsEntry("k8s_pod_name", "pod-200").containsEntry("k8s_namespace_name", "shop")
+              .doesNotContainKeys("host_name", "process_executable_path", "otel_scope_name", "job", "instance");
         }
         assertThat(families.get("target_info").path("metric")).as("one target: gospan").hasSize(1);
       } finally {
