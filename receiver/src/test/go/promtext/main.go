@@ -7,10 +7,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -18,13 +16,8 @@ import (
 )
 
 func main() {
-	in, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "promtext:", err)
-		os.Exit(1)
-	}
 	parser := expfmt.NewTextParser(model.LegacyValidation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(string(in)))
+	families, err := parser.TextToMetricFamilies(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "promtext:", err)
 		os.Exit(1)

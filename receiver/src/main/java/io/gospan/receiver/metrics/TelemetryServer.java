@@ -36,19 +36,12 @@ public final class TelemetryServer {
 
   /**
    * Starts listening on {@code address} ({@code host:port}); register the result on the meter
-   * provider ({@code registerMetricReader}).
+   * provider ({@code registerMetricReader}). It serves everything registered in {@code registry}
+   * too (its own reader joins it, and leaves it at shutdown).
    *
    * @param key the config key of {@code address}, named in the error
    * @throws UncheckedIOException the address cannot be bound (in use, not a local address): one
    *     line naming {@code key}
-   */
-  public static PrometheusHttpServer start(String key, InetSocketAddress address, BooleanSupplier healthy) {
-    return start(key, address, healthy, new PrometheusRegistry());
-  }
-
-  /**
-   * {@link #start(String, InetSocketAddress, BooleanSupplier)}, serving everything registered in
-   * {@code registry} too (the server's own reader joins it, and leaves it at shutdown).
    */
   public static PrometheusHttpServer start(
       String key, InetSocketAddress address, BooleanSupplier healthy, PrometheusRegistry registry) {

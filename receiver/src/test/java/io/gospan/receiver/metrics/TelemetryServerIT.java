@@ -1,21 +1,21 @@
 package io.gospan.receiver.metrics;
 
-import io.gospan.receiver.app.PipelineBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gospan.receiver.app.PipelineBuilder;
 import io.gospan.receiver.config.ConfigException;
 import io.gospan.receiver.config.ConfigLoader;
+import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.export.Pipeline;
 import io.gospan.receiver.span.Events;
-import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.span.FakeMetadata;
 import io.gospan.receiver.span.ProcessMetadata;
-import io.opentelemetry.sdk.resources.Resource;
 import io.gospan.receiver.testing.PromText;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.sdk.resources.Resource;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
