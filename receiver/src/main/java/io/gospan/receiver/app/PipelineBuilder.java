@@ -161,13 +161,14 @@ public final class PipelineBuilder {
     }, SWEEP_PERIOD_SECONDS, SWEEP_PERIOD_SECONDS, TimeUnit.SECONDS);
 
     log.info(
-        "pipeline ready: exporter={} endpoint={} semconv={} metrics={}",
+        "pipeline ready: exporter={} endpoint={} semconv={} metrics={} red_on_metrics_endpoint={}",
         config.exporter().type().configName(),
         config.exporter().type() == ExporterType.OTLP
             ? config.exporter().otlp().forSignal(OtlpSignal.TRACES).endpoint()
             : "-",
         config.semconv().rpc().configName(),
-        telemetry.exportsMetrics());
+        telemetry.exportsMetrics(),
+        telemetry.servesRedMetrics());
     return pipeline;
   }
 

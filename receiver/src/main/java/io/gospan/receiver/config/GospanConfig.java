@@ -28,7 +28,7 @@ public record GospanConfig(
     semconv = semconv != null ? semconv : new SemconvConfig(null);
     resource = resource != null ? resource : new ResourceConfig(null);
     exporter = exporter != null ? exporter : new ExporterConfig(null, null, null, null, null, null, null);
-    metrics = metrics != null ? metrics : new MetricsConfig(null, null);
+    metrics = metrics != null ? metrics : new MetricsConfig(null, null, null);
     telemetry = telemetry != null ? telemetry : new TelemetryConfig(null);
     offsets = offsets != null ? offsets : new OffsetsConfig(null);
     link = link != null ? link : new LinkConfig(null, null, null, null);
@@ -367,11 +367,20 @@ public record GospanConfig(
     }
   }
 
-  /** RED metrics and self-telemetry over OTLP (same exporter settings as spans). */
-  public record MetricsConfig(Boolean enabled, Duration exportInterval) {
+  /**
+   * RED metrics and self-telemetry over OTLP (same exporter settings as spans), and the RED metrics
+   * on {@code /metrics}.
+   *
+   * @param enabled export over OTLP (default true)
+   * @param exportInterval the OTLP export's period (default 30 s)
+   * @param prometheus the RED metrics also on {@code telemetry.http}'s {@code /metrics}, labelled with
+   *     their process's resource (default true; without {@code telemetry.http} nothing is served)
+   */
+  public record MetricsConfig(Boolean enabled, Duration exportInterval, Boolean prometheus) {
     public MetricsConfig {
       enabled = enabled != null ? enabled : Boolean.TRUE;
       exportInterval = exportInterval != null ? exportInterval : Duration.ofSeconds(30);
+      prometheus = prometheus != null ? prometheus : Boolean.TRUE;
     }
   }
 

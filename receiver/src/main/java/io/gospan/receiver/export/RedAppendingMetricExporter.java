@@ -8,7 +8,6 @@ import io.opentelemetry.sdk.metrics.InstrumentType;
 import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
-import io.opentelemetry.sdk.resources.Resource;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -16,22 +15,23 @@ import java.util.List;
 /**
  * The OTLP metric exporter, with the RED metrics of every traced process added to each export.
  * RED metrics carry the traced process's resource, one per process; a {@code MetricProducer} on the
- * meter provider would also reach the Prometheus reader, which has one target and would merge two
- * processes' series with equal labels into duplicates. So they join here, at the OTLP reader's
- * collection time.
+ * meter provider would also reach the Prometheus reader of gospan's self-telemetry, which has one
+ * target (gospan's). So they join here, at the OTLP reader's collection time, through their own
+ * {@link RedMetrics.Reader}; {@code /metrics} has another ({@link SelfTelemetry}), with the
+ * process's resource attributes as labels.
  */
 final class RedAppendingMetricExporter implements MetricExporter {
   private final MetricExporter delegate;
-  private final RedMetrics red;
+  private final RedMetrics.Reader red;
 
-  RedAppendingMetricExporter(MetricExporter delegate, RedMetrics red) {
+  RedAppendingMetricExporter(MetricExporter delegate, RedMetrics.Reader red) {
     this.delegate = delegate;
     this.red = red;
   }
 
   @Override
   public CompletableResultCode export(Collection<MetricData> metrics) {
-    Collection<MetricData> redData = red.produce(Resource.empty());
+    Collection<MetricData> redData = red.collect();
     if (redData.isEmpty()) {
       return delegate.export(metrics);
     }

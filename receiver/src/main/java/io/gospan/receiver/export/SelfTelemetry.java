@@ -20,10 +20,12 @@ import io.opentelemetry.sdk.metrics.export.MetricExporter;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -37,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * ({@code metrics.enabled}; the RED metrics of the traced processes, {@link #spanMetrics}, are
  * added to what it exports), the Prometheus reader behind {@code /metrics} and {@code /healthz}
  * ({@code telemetry.http}), the {@link LossReport}, and any reader given. RED metrics carry each
- * traced process's resource, so they go over OTLP only.
+ * traced process's resource, so they are not on this provider: the OTLP export adds them, and
+ * {@code /metrics} serves them through a reader of their own ({@code metrics.prometheus}; {@link
+ * TelemetryServer#redReader}), labelled with each process's resource attributes.
  *
  * <pre>{@code
  * SelfTelemetry t = SelfTelemetry.builder(config, metadata::resource).build(); // serves /metrics
@@ -55,17 +59,21 @@ public final class SelfTelemetry implements AutoCloseable {
   private final SpanMetrics spanMetrics;
   private final LossReport losses = new LossReport();
   private final InetSocketAddress address; // null: no telemetry server
+  private final boolean exportsMetrics;
+  private final boolean redServed;
   private volatile boolean healthy = true;
 
   private SelfTelemetry(Builder b) {
     GospanConfig config = b.config;
     SdkMeterProviderBuilder mp = SdkMeterProvider.builder().setResource(ownResource(config));
     InetSocketAddress served = null;
+    PrometheusRegistry registry = null;
     if (b.startServer && config.telemetry().http().enabled()) {
       served = ConfigLoader.parseHostPort("telemetry.http.address", config.telemetry().http().address());
+      registry = new PrometheusRegistry();
       PrometheusHttpServer server;
       try {
-        server = TelemetryServer.start("telemetry.http.address", served, () -> healthy);
+        server = TelemetryServer.start("telemetry.http.address", served, () -> healthy, registry);
       } catch (UncheckedIOException e) { // in use: a configuration error, said in one line
         throw new ConfigException(e.getMessage(), e);
       }
@@ -77,20 +85,33 @@ public final class SelfTelemetry implements AutoCloseable {
     if (config.metrics().enabled()) {
       exporter = b.metricExporter != null ? b.metricExporter : Exporters.metricExporter(config.exporter());
     }
+    boolean redServed = registry != null && config.metrics().prometheus();
+    RedMetrics red = exporter != null || redServed ? new RedMetrics(b.rpcSemconv, b.resourceOf, redSettle(config)) : null;
     if (exporter != null) {
-      RedMetrics red = new RedMetrics(b.rpcSemconv, b.resourceOf);
       mp.registerMetricReader(
-          PeriodicMetricReader.builder(new RedAppendingMetricExporter(exporter, red))
+          PeriodicMetricReader.builder(new RedAppendingMetricExporter(exporter, red.reader()))
               .setInterval(config.metrics().exportInterval())
               .build());
-      this.spanMetrics = red;
-    } else {
-      this.spanMetrics = SpanMetrics.noop();
     }
+    if (redServed) {
+      registry.register(TelemetryServer.redReader(red.reader()));
+    }
+    this.spanMetrics = red != null ? red : SpanMetrics.noop();
+    this.exportsMetrics = exporter != null;
+    this.redServed = redServed;
     b.readers.forEach(mp::registerMetricReader);
     mp.registerMetricReader(losses);
     this.meterProvider = mp.build();
     this.meter = meterProvider.get(METER_NAME);
+  }
+
+  /**
+   * How long after a process's exit its spans may still end: held for their parent up to {@code
+   * streams.link_wait}, then waiting for another gospan's answer up to 500 ms more, and a second
+   * for the event reader.
+   */
+  static Duration redSettle(GospanConfig config) {
+    return config.streams().linkWait().plusMillis(1500);
   }
 
   /**
@@ -161,14 +182,19 @@ public final class SelfTelemetry implements AutoCloseable {
     return meterProvider;
   }
 
-  /** The RED metrics of the traced calls ({@code metrics.enabled}), or a no-op. */
+  /** The RED metrics of the traced calls (recorded when exported or served), or a no-op. */
   public SpanMetrics spanMetrics() {
     return spanMetrics;
   }
 
   /** Whether metrics are exported over OTLP (then {@link #spanMetrics} records RED metrics). */
   public boolean exportsMetrics() {
-    return spanMetrics != SpanMetrics.noop();
+    return exportsMetrics;
+  }
+
+  /** Whether the RED metrics are on {@code /metrics} ({@code metrics.prometheus} and {@code telemetry.http}). */
+  public boolean servesRedMetrics() {
+    return redServed;
   }
 
   /** Where {@code /metrics} is served (as configured), or {@code null}. */

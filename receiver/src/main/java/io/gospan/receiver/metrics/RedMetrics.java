@@ -12,15 +12,16 @@ import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
-import io.opentelemetry.sdk.metrics.export.MetricProducer;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.resources.Resource;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntFunction;
+import java.util.function.LongSupplier;
 
 /**
  * RED metrics of the traced RPCs, per the RPC semantic conventions as {@link RpcSemconv} maps them:
@@ -29,17 +30,22 @@ import java.util.function.IntFunction;
  * milliseconds; in dup mode both. Rate is the histogram count, errors the count by status.
  *
  * <p>Each traced process gets its own {@link SdkMeterProvider} carrying that process's resource
- * (so the metrics belong to the traced service, as its spans do), read by a pull reader. This
- * class is a {@link MetricProducer}: registered on gospan's own meter provider, its periodic OTLP
- * reader collects every process's metrics along with gospan's self-telemetry. Only spans whose end
+ * (so the metrics belong to the traced service, as its spans do), read by a pull reader with
+ * cumulative temporality. The metrics leave through {@link Reader}s ({@link #reader}), each taken
+ * before the first span is recorded: the OTLP export (added to each periodic export) and the
+ * Prometheus reader behind {@code /metrics}; each sees every process's metrics. Only spans whose end
  * was seen are recorded (incomplete ones have no status).
  *
- * <p>A process that exited ({@link #forget}) keeps its metrics until the next {@link #produce}, so
- * its last calls are exported once, then they go; a span of it that ends later (held for linking,
- * or timed out) is exported the same way, at most {@value #EXITED_REMEMBERED} exited pids being
- * remembered for that, so an exited process never leaves an entry behind.
+ * <p>A process that exited ({@link #forget}) keeps its metrics until every reader has collected
+ * them once after {@code settle} since its exit (its calls still held for linking, up to {@code
+ * streams.link_wait} and a remote answer's wait, have ended by then), or for at most {@code settle}
+ * + {@link #EXITED_KEPT_NANOS} (a reader nobody calls, e.g. {@code /metrics} that is never scraped,
+ * is not waited for longer): its last calls reach every reader that collects in that time, then they
+ * go. A span of it that ends later still (timed out) is kept the same way, at most {@value
+ * #EXITED_REMEMBERED} exited pids being remembered for that, so an exited process never leaves an
+ * entry behind.
  */
-public final class RedMetrics implements SpanMetrics, MetricProducer {
+public final class RedMetrics implements SpanMetrics {
   /** Seconds; the conventions' advice, with sub-millisecond buckets added for in-cluster gRPC. */
   static final List<Double> SECONDS_BUCKETS =
       List.of(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0,
@@ -51,9 +57,16 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
   private final RpcSemconv.Mode mode;
   private final IntFunction<Resource> resourceOf;
   static final int EXITED_REMEMBERED = 4096;
+  /** How long an exited process's metrics wait for a reader that has not collected them: 2 min, two scrapes at Prometheus's default 1 min interval. */
+  static final long EXITED_KEPT_NANOS = 120_000_000_000L;
+
+  private final LongSupplier nanoTime;
+  private final long settleNanos;
+  /** One bit per reader taken ({@link #reader}). */
+  private volatile int allReaders;
 
   private final Map<Integer, PerProcess> processes = new ConcurrentHashMap<>();
-  /** Pids that exited (oldest first, bounded): an entry made for one of them goes at the next produce. */
+  /** Pids that exited (oldest first, bounded): an entry made for one of them goes once the readers collected it. */
   private final java.util.Set<Integer> exited = java.util.Collections.newSetFromMap(new java.util.LinkedHashMap<>() {
     @Override
     protected boolean removeEldestEntry(Map.Entry<Integer, Boolean> eldest) {
@@ -67,8 +80,38 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
    * @param resourceOf the resource of a traced process (e.g. {@code ProcessMetadata::resource})
    */
   public RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf) {
+    this(mode, resourceOf, Duration.ZERO);
+  }
+
+  /**
+   * @param settle how long after a process's exit its spans may still end (held for linking): a
+   *     reader's collection counts as its last only after that
+   */
+  public RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf, Duration settle) {
+    this(mode, resourceOf, settle, System::nanoTime);
+  }
+
+  /** With a monotonic clock in ns (tests). */
+  RedMetrics(RpcSemconv.Mode mode, IntFunction<Resource> resourceOf, Duration settle, LongSupplier nanoTime) {
     this.mode = mode;
     this.resourceOf = resourceOf;
+    this.settleNanos = settle.toNanos();
+    this.nanoTime = nanoTime;
+  }
+
+  /**
+   * A new reader of every process's metrics. Take every reader before the first {@link #record}:
+   * an exited process's metrics go once the readers taken so far have collected them.
+   *
+   * @throws IllegalStateException more than 31 readers
+   */
+  public synchronized Reader reader() {
+    int taken = Integer.bitCount(allReaders);
+    if (taken == 31) {
+      throw new IllegalStateException("at most 31 readers");
+    }
+    allReaders |= 1 << taken;
+    return new Reader(1 << taken);
   }
 
   /** Records a finished span; incomplete spans are ignored. */
@@ -80,7 +123,9 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
     PerProcess p = processes.computeIfAbsent(f.pid(), pid -> {
       PerProcess n = new PerProcess(resourceOf.apply(pid));
       synchronized (exited) {
-        n.exited = exited.contains(pid);
+        if (exited.contains(pid)) {
+          n.exit(nanoTime.getAsLong());
+        }
       }
       return n;
     });
@@ -95,15 +140,33 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
     }
   }
 
-  /** A process exited: its metrics are produced once more, then dropped. */
+  /** A process exited: its metrics are kept until every reader has collected them after {@code settle}, then dropped. */
   @Override
   public void forget(int pid) {
     synchronized (exited) {
       exited.add(pid);
     }
+    long now = nanoTime.getAsLong();
     PerProcess p = processes.get(pid);
     if (p != null) {
-      p.exited = true;
+      p.exit(now);
+    }
+    dropExpired(now);
+  }
+
+  /** Drops the exited processes some reader has not collected within {@code settle} + {@link #EXITED_KEPT_NANOS}. */
+  private void dropExpired(long now) {
+    for (Map.Entry<Integer, PerProcess> e : processes.entrySet()) {
+      PerProcess p = e.getValue();
+      if (p.expired(now)) {
+        drop(e.getKey(), p);
+      }
+    }
+  }
+
+  private void drop(int pid, PerProcess p) {
+    if (processes.remove(pid, p)) {
+      p.provider.close();
     }
   }
 
@@ -115,19 +178,32 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
     }
   }
 
-  /** Every process's metrics; those of exited processes for the last time. Single consumer. */
-  @Override
-  public Collection<MetricData> produce(Resource ignored) {
-    List<MetricData> out = new ArrayList<>();
-    for (Map.Entry<Integer, PerProcess> e : processes.entrySet()) {
-      PerProcess p = e.getValue();
-      boolean last = p.exited;
-      out.addAll(p.reader.collect());
-      if (last && processes.remove(e.getKey(), p)) {
-        p.provider.close();
-      }
+  /**
+   * One reader of the RED metrics: its {@link #collect} returns every process's metrics
+   * (cumulative). Readers may collect concurrently.
+   */
+  public final class Reader {
+    private final int bit;
+
+    private Reader(int bit) {
+      this.bit = bit;
     }
-    return out;
+
+    /** Every process's metrics; an exited process's go once every reader has collected them {@code settle} after its exit. */
+    public Collection<MetricData> collect() {
+      long now = nanoTime.getAsLong();
+      int all = allReaders;
+      List<MetricData> out = new ArrayList<>();
+      for (Map.Entry<Integer, PerProcess> e : processes.entrySet()) {
+        PerProcess p = e.getValue();
+        boolean exitedBefore = p.exited;
+        out.addAll(p.reader.collect());
+        if (exitedBefore && (p.collectedBy(bit, all, now) || p.expired(now))) {
+          drop(e.getKey(), p);
+        }
+      }
+      return out;
+    }
   }
 
   @Override
@@ -140,6 +216,8 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
   private final class PerProcess {
     final PullReader reader = new PullReader();
     volatile boolean exited;
+    private long exitedAt; // guarded by this
+    private int collectedAfterExit; // readers' bits, guarded by this
     final SdkMeterProvider provider;
     final DoubleHistogram serverSeconds;
     final DoubleHistogram clientSeconds;
@@ -164,6 +242,26 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
               MILLIS_BUCKETS)
           : null;
     }
+
+    synchronized void exit(long now) {
+      if (!exited) {
+        exitedAt = now;
+        collectedAfterExit = 0;
+        exited = true;
+      }
+    }
+
+    /** Notes that the reader {@code bit} collected at {@code now}; whether every reader in {@code all} has, settle after the exit. */
+    synchronized boolean collectedBy(int bit, int all, long now) {
+      if (now - exitedAt >= settleNanos) {
+        collectedAfterExit |= bit;
+      }
+      return (collectedAfterExit & all) == all;
+    }
+
+    synchronized boolean expired(long now) {
+      return exited && now - exitedAt > settleNanos + EXITED_KEPT_NANOS;
+    }
   }
 
   private static DoubleHistogram histogram(Meter meter, String name, String description, String unit, List<Double> buckets) {
@@ -171,7 +269,7 @@ public final class RedMetrics implements SpanMetrics, MetricProducer {
     return b.setExplicitBucketBoundariesAdvice(buckets).build();
   }
 
-  /** Collects on demand; the single consumer is {@link #produce}. */
+  /** Collects on demand; {@link Reader}s collect through it (cumulative, so each sees every call). */
   private static final class PullReader implements MetricReader {
     private volatile CollectionRegistration registration = CollectionRegistration.noop();
 

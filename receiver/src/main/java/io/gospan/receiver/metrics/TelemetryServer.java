@@ -3,11 +3,17 @@ package io.gospan.receiver.metrics;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.opentelemetry.exporter.prometheus.PrometheusHttpServer;
+import io.opentelemetry.exporter.prometheus.PrometheusMetricReader;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -18,21 +24,30 @@ import java.util.function.BooleanSupplier;
  * {@code 503 unhealthy} otherwise. {@code /healthz} is served by the builder's default handler
  * ({@code setDefaultHandler}: the context {@code /}), on the same server and port; any other path
  * but {@code /metrics} and the Prometheus client's {@code /-/healthy} is {@code 404}.
+ *
+ * <p>The RED metrics of the traced processes join {@code /metrics} through a second reader of the
+ * same exporter ({@link #redReader}) in the server's registry: the same name translation
+ * ({@code rpc.server.call.duration} in {@code s} → {@code rpc_server_call_duration_seconds}), each
+ * series labelled with its process's resource attributes named in {@link #isRedLabel} ({@code
+ * service_name}, {@code process_pid}, {@code k8s_pod_name}, ...), no {@code target_info} of its own.
  */
 public final class TelemetryServer {
   private TelemetryServer() {}
 
   /**
    * Starts listening on {@code address} ({@code host:port}); register the result on the meter
-   * provider ({@code registerMetricReader}).
+   * provider ({@code registerMetricReader}). It serves everything registered in {@code registry}
+   * too (its own reader joins it, and leaves it at shutdown).
    *
    * @param key the config key of {@code address}, named in the error
    * @throws UncheckedIOException the address cannot be bound (in use, not a local address): one
    *     line naming {@code key}
    */
-  public static PrometheusHttpServer start(String key, InetSocketAddress address, BooleanSupplier healthy) {
+  public static PrometheusHttpServer start(
+      String key, InetSocketAddress address, BooleanSupplier healthy, PrometheusRegistry registry) {
     try {
       return PrometheusHttpServer.builder()
+          .setPrometheusRegistry(registry)
           .setHost(address.getHostString())
           .setPort(address.getPort())
           .setOtelScopeLabelsEnabled(false)
@@ -44,6 +59,38 @@ public final class TelemetryServer {
           key + ": cannot listen on " + address.getHostString() + ":" + address.getPort() + ": " + cause.getMessage(),
           cause instanceof IOException io ? io : new IOException(cause));
     }
+  }
+
+  /** Resource attributes that label the RED series on {@code /metrics}, besides every {@code k8s.*}. */
+  static final Set<String> RED_LABELS = Set.of(
+      "service.name", "service.namespace", "service.instance.id", "process.pid", "process.executable.name", "container.id");
+
+  /**
+   * Whether a traced process's resource attribute {@code key} labels its RED series: {@link
+   * #RED_LABELS} and every {@code k8s.*}. {@code process.pid} keeps two processes of one service
+   * apart (two series with equal labels would make the scrape invalid).
+   */
+  public static boolean isRedLabel(String key) {
+    return RED_LABELS.contains(key) || key.startsWith("k8s.");
+  }
+
+  /**
+   * The Prometheus reader of the RED metrics: the SDK's {@link PrometheusMetricReader} over what
+   * {@code red} collects at each scrape; register it in the server's registry.
+   */
+  public static PrometheusMetricReader redReader(RedMetrics.Reader red) {
+    PrometheusMetricReader reader = PrometheusMetricReader.builder()
+        .setOtelScopeLabelsEnabled(false)
+        .setTargetInfoMetricEnabled(false) // target_info is gospan's own (one target)
+        .setAllowedResourceAttributesFilter(TelemetryServer::isRedLabel)
+        .build();
+    reader.register(new CollectionRegistration() {
+      @Override
+      public Collection<MetricData> collectAllMetrics() {
+        return red.collect();
+      }
+    });
+    return reader;
   }
 
   /** {@code /healthz}; {@code 404} for the other paths that reach the default context. */

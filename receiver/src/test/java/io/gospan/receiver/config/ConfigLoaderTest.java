@@ -447,4 +447,12 @@ class ConfigLoaderTest {
     assertProblem("", Map.of("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/etc/hostname", "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:4317"),
         "OTEL_EXPORTER_OTLP_CLIENT_KEY", "go together");
   }
+
+  @Test
+  void metricsPrometheusKey() {
+    assertThat(GospanConfig.defaults().metrics().prometheus()).isTrue();
+    assertThat(parse("metrics: {prometheus: false}\n").metrics().prometheus()).isFalse();
+    assertThat(parse("metrics: {prometheus: false}\n").metrics().enabled()).as("the other signal untouched").isTrue();
+    assertProblem("metrics: {prometheus: sometimes}\n", "metrics.prometheus");
+  }
 }

@@ -32,12 +32,13 @@ class RedMetricsTest {
   @Test
   void stableHistogramsPerProcessResource() {
     try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf)) {
+      RedMetrics.Reader reader = red.reader();
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 2_000_000));
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 4_000_000));
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.INTERNAL, 1_000_000));
       red.record(new FinishedSpan(null, 2, Side.CLIENT, null, Status.Code.NOT_FOUND, 1_000_000));
       red.record(new FinishedSpan(null, 2, Side.CLIENT, "a.B/C", null, 1_000_000)); // incomplete: ignored
-      Collection<MetricData> data = red.produce(Resource.empty());
+      Collection<MetricData> data = reader.collect();
 
       MetricData server = named(data, "rpc.server.call.duration", "1");
       assertThat(server.getUnit()).isEqualTo("s");
@@ -63,12 +64,12 @@ class RedMetricsTest {
 
       red.forget(1);
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000)); // ended after the exit
-      assertThat(named(red.produce(Resource.empty()), "rpc.server.call.duration", "1").getHistogramData().getPoints())
+      assertThat(named(reader.collect(), "rpc.server.call.duration", "1").getHistogramData().getPoints())
           .as("an exited process's last calls are produced once").extracting(HistogramPointData::getCount).contains(3L);
-      assertThat(red.produce(Resource.empty())).noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
+      assertThat(reader.collect()).noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000)); // held, ended later still
-      assertThat(red.produce(Resource.empty())).anyMatch(d -> d.getName().equals("rpc.server.call.duration"));
-      assertThat(red.produce(Resource.empty())).as("no entry left behind by the exited pid")
+      assertThat(reader.collect()).anyMatch(d -> d.getName().equals("rpc.server.call.duration"));
+      assertThat(reader.collect()).as("no entry left behind by the exited pid")
           .noneMatch(d -> d.getName().equals("rpc.server.call.duration"));
     }
   }
@@ -76,8 +77,9 @@ class RedMetricsTest {
   @Test
   void oldAndDupConventions() {
     try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.DUP, RedMetricsTest::resourceOf)) {
+      RedMetrics.Reader reader = red.reader();
       red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.UNAVAILABLE, 3_000_000));
-      Collection<MetricData> data = red.produce(Resource.empty());
+      Collection<MetricData> data = reader.collect();
       MetricData old = named(data, "rpc.server.duration", "1");
       assertThat(old.getUnit()).isEqualTo("ms");
       HistogramPointData p = old.getHistogramData().getPoints().iterator().next();
@@ -87,6 +89,69 @@ class RedMetricsTest {
       assertThat(p.getAttributes().get(AttributeKey.stringKey("rpc.method"))).isEqualTo("C");
       assertThat(p.getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code"))).isEqualTo(14L);
       assertThat(named(data, "rpc.server.call.duration", "1")).isNotNull();
+    }
+  }
+
+  static boolean hasServer(Collection<MetricData> data) {
+    return data.stream().anyMatch(d -> d.getName().equals("rpc.server.call.duration"));
+  }
+
+  @Test
+  void anExitedProcessStaysUntilEveryReaderHasCollectedIt() {
+    long[] now = {0};
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, java.time.Duration.ZERO, () -> now[0])) {
+      RedMetrics.Reader otlp = red.reader();
+      RedMetrics.Reader prometheus = red.reader();
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
+      assertThat(hasServer(otlp.collect())).isTrue();
+      red.forget(1);
+      assertThat(hasServer(otlp.collect())).as("the first reader after the exit").isTrue();
+      assertThat(hasServer(otlp.collect())).as("still there: the second reader has not collected it yet").isTrue();
+      assertThat(named(prometheus.collect(), "rpc.server.call.duration", "1").getHistogramData().getPoints())
+          .as("each reader sees every call (cumulative)").extracting(HistogramPointData::getCount).containsExactly(1L);
+      assertThat(hasServer(otlp.collect())).as("gone once both have").isFalse();
+      assertThat(hasServer(prometheus.collect())).isFalse();
+    }
+  }
+
+  @Test
+  void aReaderThatNeverCollectsIsNotWaitedForLongerThanTheBound() {
+    long[] now = {0};
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, java.time.Duration.ZERO, () -> now[0])) {
+      RedMetrics.Reader otlp = red.reader();
+      red.reader(); // /metrics, never scraped
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
+      red.record(new FinishedSpan(null, 2, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
+      red.forget(1);
+      now[0] += RedMetrics.EXITED_KEPT_NANOS;
+      assertThat(hasServer(otlp.collect())).isTrue();
+      assertThat(otlp.collect()).as("kept for the other reader").anyMatch(d -> "svc-1".equals(service(d)));
+      now[0] += 1;
+      red.forget(2); // an exit sweeps too, without any reader collecting
+      now[0] += 1;
+      assertThat(otlp.collect()).as("pid 1 waited long enough").noneMatch(d -> "svc-1".equals(service(d)));
+    }
+  }
+
+  static String service(MetricData d) {
+    return d.getResource().getAttribute(AttributeKey.stringKey("service.name"));
+  }
+
+  @Test
+  void anExitedProcessStaysUntilItsHeldSpansCouldHaveEnded() {
+    long[] now = {0};
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, java.time.Duration.ofSeconds(2),
+        () -> now[0])) {
+      RedMetrics.Reader reader = red.reader();
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
+      red.forget(1);
+      now[0] += 1_000_000_000L;
+      assertThat(hasServer(reader.collect())).isTrue();
+      red.record(new FinishedSpan(null, 1, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000)); // held for linking, ended after
+      now[0] += 1_000_000_000L;
+      assertThat(named(reader.collect(), "rpc.server.call.duration", "1").getHistogramData().getPoints())
+          .as("one series with both calls").extracting(HistogramPointData::getCount).containsExactly(2L);
+      assertThat(hasServer(reader.collect())).as("collected after the settle time: gone").isFalse();
     }
   }
 }
