@@ -38,6 +38,8 @@ final class CountingOtlpReceiver implements AutoCloseable {
       new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
   private final Server server;
   private final com.sun.net.httpserver.HttpServer http;
+  /** OTLP/HTTP's handlers; shut down by {@link #close} (its threads would keep the JVM from exiting). */
+  private final java.util.concurrent.ExecutorService httpThreads = java.util.concurrent.Executors.newFixedThreadPool(2);
 
   CountingOtlpReceiver() throws IOException {
     // the OTLP trace service's Export method, its request kept as bytes (a raw marshaller)
@@ -65,7 +67,7 @@ final class CountingOtlpReceiver implements AutoCloseable {
         exchange.getResponseBody().write(body);
       }
     });
-    http.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(2));
+    http.setExecutor(httpThreads);
     http.start();
   }
 
@@ -174,6 +176,7 @@ final class CountingOtlpReceiver implements AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     http.stop(0);
+    httpThreads.shutdownNow();
     server.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
   }
 }
