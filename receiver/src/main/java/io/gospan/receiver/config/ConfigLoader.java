@@ -58,6 +58,8 @@ import java.util.regex.PatternSyntaxException;
  *   <li>{@code OTEL_RESOURCE_ATTRIBUTES} ({@code k=v,…}, percent-decoded) → merged over {@code resource.attributes}
  *   <li>{@code OTEL_SEMCONV_STABILITY_OPT_IN} containing {@code rpc/dup} → {@code semconv.rpc: dup};
  *       containing {@code rpc} → {@code semconv.rpc: stable}
+ *   <li>{@code OTEL_TRACES_SAMPLER} → {@code sampling.sampler}; {@code OTEL_TRACES_SAMPLER_ARG} (a number) →
+ *       {@code sampling.ratio}
  * </ul>
  */
 public final class ConfigLoader {
@@ -199,6 +201,19 @@ public final class ConfigLoader {
         sources.put("semconv.rpc", "OTEL_SEMCONV_STABILITY_OPT_IN");
       }
     }
+    applySamplerVariables(root, env, sources);
+  }
+
+  private static void applySamplerVariables(ObjectNode root, Map<String, String> env, Map<String, String> sources) {
+    setIfPresent(root, env, sources, "OTEL_TRACES_SAMPLER", "sampling.sampler", x -> x);
+    setIfPresent(root, env, sources, "OTEL_TRACES_SAMPLER_ARG", "sampling.ratio", x -> {
+      try {
+        Double.parseDouble(x);
+        return x;
+      } catch (NumberFormatException e) {
+        throw new ConfigException("OTEL_TRACES_SAMPLER_ARG: '" + printable(x) + "' is not a number");
+      }
+    });
   }
 
   private interface Conv {
@@ -410,6 +425,8 @@ public final class ConfigLoader {
     check(s.maxPendingLinks() >= 0, "streams.max_pending_links", "must not be negative");
 
     c.resource().attributes().forEach((k, v) -> check(!k.isBlank(), "resource.attributes", "empty attribute name"));
+    double ratio = c.sampling().ratio();
+    check(ratio >= 0 && ratio <= 1, "sampling.ratio", "must be between 0 and 1, was " + ratio);
 
     ExporterConfig ex = c.exporter();
     validateOtlp(ex.otlp());
