@@ -25,7 +25,7 @@ final class SpanIdentity {
   FlowKey flow; // servers indexed by TraceDecisions' open servers while open
   String traceId; // null until decided
   SpanContext parentContext = SpanContext.getInvalid(); // set when decided
-  boolean sampled; // set when decided: whether its trace is exported (TraceDecisions' sampler)
+  boolean sampled = true; // whether its trace is exported: set when decided (TraceDecisions' sampler)
   SpanIdentity parent; // linked: waits for this node's trace id
   boolean inProcess; // linked by a StreamParent (else by the flow)
   long linkNs; // the StreamParent's time (client stream created), in-process links
