@@ -254,7 +254,7 @@ class LinkAcrossNamespacesIT {
 
   /**
    * Sampling across three gospans, each {@code sampling: traceidratio 0.25} (started again so;
-   * last, as the client's gospan is gone by now), the client at 500 calls/s for 10 s: only whole
+   * last, as the client's gospan is gone by now), the client at 500 calls/s for 14 s: only whole
    * traces are exported, across the gospans, a quarter of the calls ({@link RelayPropagationIT#checkSampled}).
    */
   @Test
