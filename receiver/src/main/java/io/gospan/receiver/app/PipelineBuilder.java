@@ -141,7 +141,8 @@ public final class PipelineBuilder {
           }
         },
         IdGenerator.random());
-    assembler.sampler(sampler(config));
+    Sampler sampler = sampler(config);
+    assembler.sampler(sampler);
 
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "gospan-assembler-timer");
@@ -172,7 +173,7 @@ public final class PipelineBuilder {
             : "-",
         config.semconv().rpc().configName(),
         telemetry.exportsMetrics(),
-        sampler(config).getDescription());
+        sampler.getDescription());
     return pipeline;
   }
 

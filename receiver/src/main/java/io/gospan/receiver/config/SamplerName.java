@@ -31,11 +31,6 @@ public enum SamplerName {
     return name().toLowerCase(Locale.ROOT);
   }
 
-  /** Whether {@code sampling.ratio} applies to it. */
-  public boolean usesRatio() {
-    return this == TRACEIDRATIO || this == PARENTBASED_TRACEIDRATIO;
-  }
-
   @JsonCreator
   public static SamplerName fromConfig(String value) {
     for (SamplerName s : values()) {

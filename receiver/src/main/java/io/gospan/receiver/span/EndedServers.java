@@ -4,8 +4,8 @@ package io.gospan.receiver.span;
  * Ended server streams by {@link StreamKey}, for the StreamParents that name them after their end
  * (a handler's client stream may be created late, its event read late): each kept {@code
  * streams.link_wait} after its end, its node while its trace id is undecided, else only its ids
- * as numbers and its sampling decision ({@link RecentEnds}; see {@link FlowIndex} for why). At most {@code
- * streams.max_pending_links}, the oldest forgotten first.
+ * as numbers and its sampling decision ({@link RecentEnds}; see {@link FlowIndex} for why). At
+ * most {@code streams.max_pending_links}, the oldest forgotten first.
  *
  * <p>Not thread-safe: confined to {@link SpanAssembler}'s lock (package-private for that reason).
  */
