@@ -228,12 +228,29 @@ class RelayPropagationIT {
     Spans all = s;
     List<Span> orphans = all.all().stream().filter(sp -> !sp.getParentSpanId().isEmpty() && all.byId(sp.getParentSpanId()) == null)
         .toList();
-    assertThat(orphans).as("%s: spans whose parent was not exported, of %d; e.g. %s", tag, s.all().size(),
-        orphans.stream().limit(5).map(sp -> sp.getKind() + " of pid " + all.pidOf(sp)).toList()).isEmpty();
-    System.out.printf("%s: %d calls served by the relay (RED), %d kept (%.3f), %d spans exported%n", tag, calls, kept,
-        kept / (double) calls, s.all().size());
+    long dropped = selfCounter(r, "gospan.spans.dropped");
+    System.out.printf("%s: %d calls served by the relay (RED), %d kept (%.3f), %d spans exported, %d without their parent,"
+        + " %d dropped by the gospans (gospan.spans.dropped)%n", tag, calls, kept, kept / (double) calls, s.all().size(),
+        orphans.size(), dropped);
+    assertThat(orphans).as("%s: spans whose parent was not exported, of %d (the gospans dropped %d); e.g. %s", tag,
+        s.all().size(), dropped, orphans.stream().limit(5).map(sp -> String.format("%s of pid %d started %d, parent %s",
+            sp.getKind(), all.pidOf(sp), sp.getStartTimeUnixNano(), HexFormat.of().formatHex(sp.getParentSpanId().toByteArray())))
+            .toList()).isEmpty();
     assertThat(calls).as("%s: calls the relay served, as its RED histogram counts them", tag).isGreaterThanOrEqualTo(4000);
     assertThat(kept / (double) calls).as("%s: kept fraction, %d of %d", tag, kept, calls).isBetween(ratio - 0.05, ratio + 0.05);
+  }
+
+  /** gospan's counter {@code name}, summed over every gospan that exported to {@code r} (the latest, largest, value of each series). */
+  static long selfCounter(OtlpGrpcReceiver r, String name) {
+    Map<String, Long> latest = new java.util.HashMap<>();
+    for (OtlpGrpcReceiver.ReceivedMetric m : r.metrics()) {
+      if (m.metric().getName().equals(name)) {
+        for (var p : m.metric().getSum().getDataPointsList()) {
+          latest.merge(m.resource().getAttributesList() + "/" + p.getAttributesList(), p.getAsInt(), Math::max);
+        }
+      }
+    }
+    return latest.values().stream().mapToLong(Long::longValue).sum();
   }
 
   /** The count of {@code pid}'s {@code rpc.server.call.duration} histogram, the latest (largest: cumulative) exported. */
