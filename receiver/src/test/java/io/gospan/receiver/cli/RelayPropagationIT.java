@@ -204,7 +204,7 @@ class RelayPropagationIT {
   /**
    * A run at {@code ratio} (traceidratio): every span exported has its parent exported, or is a
    * root (no orphan server or client span: a trace is kept or dropped whole, across processes and
-   * gospans); the relay's server spans exported are {@code ratio} ± 0.05 of the calls it served,
+   * gospans; only a span whose parent a gospan shed under load, counted, may miss it); the relay's server spans exported are {@code ratio} ± 0.05 of the calls it served,
    * at least 4,000, as its RED histogram ({@code rpc.server.call.duration}, every call, sampled or
    * not) counts them once its last value arrived.
    */
@@ -232,10 +232,12 @@ class RelayPropagationIT {
     System.out.printf("%s: %d calls served by the relay (RED), %d kept (%.3f), %d spans exported, %d without their parent,"
         + " %d dropped by the gospans (gospan.spans.dropped)%n", tag, calls, kept, kept / (double) calls, s.all().size(),
         orphans.size(), dropped);
-    assertThat(orphans).as("%s: spans whose parent was not exported, of %d (the gospans dropped %d); e.g. %s", tag,
-        s.all().size(), dropped, orphans.stream().limit(5).map(sp -> String.format("%s of pid %d started %d, parent %s",
+    // a gospan that is behind sheds its part of new traces (docs/reliability.md): the other gospans'
+    // parts stay, so only that many spans may miss their parent (none when nothing was dropped)
+    assertThat((long) orphans.size()).as("%s: spans whose parent was not exported, of %d (the gospans dropped %d); e.g. %s",
+        tag, s.all().size(), dropped, orphans.stream().limit(5).map(sp -> String.format("%s of pid %d started %d, parent %s",
             sp.getKind(), all.pidOf(sp), sp.getStartTimeUnixNano(), HexFormat.of().formatHex(sp.getParentSpanId().toByteArray())))
-            .toList()).isEmpty();
+            .toList()).isLessThanOrEqualTo(dropped);
     assertThat(calls).as("%s: calls the relay served, as its RED histogram counts them", tag).isGreaterThanOrEqualTo(4000);
     assertThat(kept / (double) calls).as("%s: kept fraction, %d of %d", tag, kept, calls).isBetween(ratio - 0.05, ratio + 0.05);
   }
