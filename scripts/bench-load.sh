@@ -9,6 +9,7 @@
 # take < 10 % of its CPU, then the workload once). Usage: scripts/bench-load.sh [rounds]   (root)
 # -Dgospan.bench.floor=false (in GOSPAN_BENCH_OPTS) leaves the empty-uprobes runs out;
 # -Dgospan.bench.workloads="PREFIX;PREFIX" measures only the workloads whose names start so (e.g. "unary, 16").
+# -Dgospan.bench.ratios=1,0.1,0.01 measures each build once per sampling ratio (traceidratio), alternating in the run;
 # GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run;
 # GOSPAN_BENCH_OPTS adds Java system properties without spaces, e.g. -Dgospan.bench.exporter=otlp
 # (a build's own JVM settings, -Dgospan.bench.jvm.LABEL="...": run the last line's java command,

@@ -176,6 +176,7 @@ class ArchitectureTest {
             "io.opentelemetry.context.",
             "io.opentelemetry.sdk.trace.data.",
             "io.opentelemetry.sdk.trace.IdGenerator",
+            "io.opentelemetry.sdk.trace.samplers.", // sampling.*: the SDK's samplers decide, span assembly asks them
             "io.opentelemetry.sdk.common.InstrumentationScopeInfo",
             "io.opentelemetry.sdk.common.InstrumentationLibraryInfo",
             "io.opentelemetry.sdk.resources.Resource",

@@ -17,6 +17,7 @@ import io.opentelemetry.sdk.metrics.export.MetricExporter;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,10 +135,14 @@ public final class PipelineBuilder {
     SpanAssembler assembler = new SpanAssembler(
         assemblerSettings(config), clock, metadata, telemetry.meter(),
         finished -> {
-          red.record(finished);
-          export.admit(finished.span());
+          red.record(finished); // every call, sampled or not
+          if (finished.sampled()) {
+            export.admit(finished.span());
+          }
         },
         IdGenerator.random());
+    Sampler sampler = sampler(config);
+    assembler.sampler(sampler);
 
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "gospan-assembler-timer");
@@ -161,14 +166,15 @@ public final class PipelineBuilder {
     }, SWEEP_PERIOD_SECONDS, SWEEP_PERIOD_SECONDS, TimeUnit.SECONDS);
 
     log.info(
-        "pipeline ready: exporter={} endpoint={} semconv={} metrics={} red_on_metrics_endpoint={}",
+        "pipeline ready: exporter={} endpoint={} semconv={} metrics={} red_on_metrics_endpoint={} sampler={}",
         config.exporter().type().configName(),
         config.exporter().type() == ExporterType.OTLP
             ? config.exporter().otlp().forSignal(OtlpSignal.TRACES).endpoint()
             : "-",
         config.semconv().rpc().configName(),
         telemetry.exportsMetrics(),
-        telemetry.servesRedMetrics());
+        telemetry.servesRedMetrics(),
+        sampler.getDescription());
     return pipeline;
   }
 
@@ -199,6 +205,24 @@ public final class PipelineBuilder {
       case STABLE -> RpcSemconv.Mode.STABLE;
       case OLD -> RpcSemconv.Mode.OLD;
       case DUP -> RpcSemconv.Mode.DUP;
+    };
+  }
+
+  /**
+   * The configuration's {@code sampling.*} as the OpenTelemetry SDK's own {@link Sampler}: {@code
+   * always_on}, {@code always_off}, {@code traceidratio} ({@link Sampler#traceIdRatioBased}, a
+   * function of the trace id) and the {@code parentbased_*} ones ({@link Sampler#parentBased}
+   * over those), as the SDK's autoconfigure builds them from {@code OTEL_TRACES_SAMPLER}.
+   */
+  public static Sampler sampler(GospanConfig c) {
+    double ratio = c.sampling().ratio();
+    return switch (c.sampling().sampler()) {
+      case ALWAYS_ON -> Sampler.alwaysOn();
+      case ALWAYS_OFF -> Sampler.alwaysOff();
+      case TRACEIDRATIO -> Sampler.traceIdRatioBased(ratio);
+      case PARENTBASED_ALWAYS_ON -> Sampler.parentBased(Sampler.alwaysOn());
+      case PARENTBASED_ALWAYS_OFF -> Sampler.parentBased(Sampler.alwaysOff());
+      case PARENTBASED_TRACEIDRATIO -> Sampler.parentBased(Sampler.traceIdRatioBased(ratio));
     };
   }
 }

@@ -66,6 +66,8 @@ import java.util.regex.PatternSyntaxException;
  *   <li>{@code OTEL_RESOURCE_ATTRIBUTES} ({@code k=v,…}, percent-decoded) → merged over {@code resource.attributes}
  *   <li>{@code OTEL_SEMCONV_STABILITY_OPT_IN} containing {@code rpc/dup} → {@code semconv.rpc: dup};
  *       containing {@code rpc} → {@code semconv.rpc: stable}
+ *   <li>{@code OTEL_TRACES_SAMPLER} → {@code sampling.sampler}; {@code OTEL_TRACES_SAMPLER_ARG} (a number) →
+ *       {@code sampling.ratio}
  * </ul>
  */
 public final class ConfigLoader {
@@ -173,6 +175,7 @@ public final class ConfigLoader {
     applyOtlpExporter(root, otel, sources);
     applyResource(root, otel, sources);
     applySemconv(root, otel, sources);
+    applySampling(root, otel, sources);
   }
 
   /**
@@ -248,6 +251,24 @@ public final class ConfigLoader {
     if (mode != null) {
       objectAt(root, "semconv").put("rpc", mode);
       sources.put("semconv.rpc", "OTEL_SEMCONV_STABILITY_OPT_IN");
+    }
+  }
+
+  private static void applySampling(ObjectNode root, ConfigProperties otel, Map<String, String> sources) {
+    String sampler = value(otel, "OTEL_TRACES_SAMPLER");
+    if (sampler != null) {
+      put(root, "sampling.sampler", sampler);
+      sources.put("sampling.sampler", "OTEL_TRACES_SAMPLER");
+    }
+    String arg = value(otel, "OTEL_TRACES_SAMPLER_ARG");
+    if (arg != null) {
+      try {
+        otel.getDouble(propertyName("OTEL_TRACES_SAMPLER_ARG"));
+      } catch (ConfigurationException e) {
+        throw new ConfigException("OTEL_TRACES_SAMPLER_ARG: '" + printable(arg) + "' is not a number");
+      }
+      put(root, "sampling.ratio", arg);
+      sources.put("sampling.ratio", "OTEL_TRACES_SAMPLER_ARG");
     }
   }
 
@@ -462,6 +483,8 @@ public final class ConfigLoader {
     check(s.maxPendingLinks() >= 0, "streams.max_pending_links", "must not be negative");
 
     c.resource().attributes().forEach((k, v) -> check(!k.isBlank(), "resource.attributes", "empty attribute name"));
+    double ratio = c.sampling().ratio();
+    check(ratio >= 0 && ratio <= 1, "sampling.ratio", "must be between 0 and 1, was " + ratio);
 
     ExporterConfig ex = c.exporter();
     validateOtlp(ex.otlp());

@@ -19,7 +19,8 @@ public record GospanConfig(
     MetricsConfig metrics,
     TelemetryConfig telemetry,
     OffsetsConfig offsets,
-    LinkConfig link) {
+    LinkConfig link,
+    SamplingConfig sampling) {
 
   public GospanConfig {
     discovery = discovery != null ? discovery : new DiscoveryConfig(null, null, null, null, null, null);
@@ -32,11 +33,12 @@ public record GospanConfig(
     telemetry = telemetry != null ? telemetry : new TelemetryConfig(null);
     offsets = offsets != null ? offsets : new OffsetsConfig(null);
     link = link != null ? link : new LinkConfig(null, null, null, null);
+    sampling = sampling != null ? sampling : new SamplingConfig(null, null);
   }
 
   /** The configuration with no file and no environment: trace every Go gRPC process, OTLP/gRPC to localhost:4317. */
   public static GospanConfig defaults() {
-    return new GospanConfig(null, null, null, null, null, null, null, null, null, null);
+    return new GospanConfig(null, null, null, null, null, null, null, null, null, null, null);
   }
 
   /**
@@ -116,6 +118,22 @@ public record GospanConfig(
       maxInFlight = maxInFlight != null ? maxInFlight : 65_536;
       linkWait = linkWait != null ? linkWait : Duration.ofSeconds(2);
       maxPendingLinks = maxPendingLinks != null ? maxPendingLinks : 16_384;
+    }
+  }
+
+  /**
+   * Which traces are exported (head sampling, the OpenTelemetry SDK's samplers): decided once per
+   * trace, when its trace id is final, the same in every gospan that traces part of it. RED metrics
+   * count every call, sampled or not.
+   *
+   * @param sampler the sampler; default {@code always_on}
+   * @param ratio the fraction of traces {@code traceidratio} and {@code parentbased_traceidratio}
+   *     keep, 0 to 1; default 1
+   */
+  public record SamplingConfig(SamplerName sampler, Double ratio) {
+    public SamplingConfig {
+      sampler = sampler != null ? sampler : SamplerName.ALWAYS_ON;
+      ratio = ratio != null ? ratio : 1.0;
     }
   }
 

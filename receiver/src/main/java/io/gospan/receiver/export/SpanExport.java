@@ -57,7 +57,9 @@ public final class SpanExport {
             .setMaxExportBatchSize(batch.maxExportBatchSize())
             .setScheduleDelay(batch.scheduleDelay())
             .setExporterTimeout(Duration.ofMillis(Exporters.worstCaseExportMillis(c.otlp(), c.retry())))
-            .setExportUnsampledSpans(true) // gospan exports every call it saw, whatever the caller's sampled flag
+            // every span offered here was kept by span assembly's sampler (sampling.*, marked sampled):
+            // none is dropped for a flag
+            .setExportUnsampledSpans(true)
             .setMeterProvider(meterProvider)
             .setInternalTelemetryVersion(InternalTelemetryVersion.LATEST)
             .build();

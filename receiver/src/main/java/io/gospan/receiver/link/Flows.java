@@ -52,8 +52,11 @@ final class Flows {
     return ByteString.copyFrom(c.getSpanIdBytes());
   }
 
-  /** The span an answer names, or {@code null} unless its trace id is 16 bytes and its span id 8, neither all zero. */
-  static SpanContext span(ByteString traceId, ByteString spanId) {
+  /**
+   * The span an answer names, a remote parent whose sampled flag is {@code sampled}, or {@code
+   * null} unless its trace id is 16 bytes and its span id 8, neither all zero.
+   */
+  static SpanContext span(ByteString traceId, ByteString spanId, boolean sampled) {
     if (traceId.size() != TraceId.getLength() / 2 || spanId.size() != SpanId.getLength() / 2) {
       return null;
     }
@@ -62,6 +65,7 @@ final class Flows {
     if (!TraceId.isValid(t) || !SpanId.isValid(s)) {
       return null;
     }
-    return SpanContext.createFromRemoteParent(t, s, TraceFlags.getSampled(), TraceState.getDefault());
+    return SpanContext.createFromRemoteParent(t, s, sampled ? TraceFlags.getSampled() : TraceFlags.getDefault(),
+        TraceState.getDefault());
   }
 }

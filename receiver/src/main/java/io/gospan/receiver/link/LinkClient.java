@@ -411,7 +411,7 @@ public final class LinkClient implements RemoteLinks, AutoCloseable {
           }
           SpanContext parent = null;
           if (a.getFound()) {
-            parent = Flows.span(a.getTraceId(), a.getSpanId());
+            parent = Flows.span(a.getTraceId(), a.getSpanId(), !a.getUnsampled());
             if (parent == null) {
               malformed.add(1, BAD_IDS); // ignored: the question waits on
               continue;

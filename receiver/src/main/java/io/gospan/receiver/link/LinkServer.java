@@ -217,7 +217,8 @@ final class LinkServer extends LinkGrpc.LinkImplBase {
       if (a.state() == ClientSpanAnswer.State.FOUND) {
         served.add(1, FOUND);
         answers.add(Answer.newBuilder().setFlow(p.flow()).setServerStartUnixNano(p.serverStart()).setFound(true)
-            .setTraceId(Flows.traceId(a.span())).setSpanId(Flows.spanId(a.span())).build());
+            .setTraceId(Flows.traceId(a.span())).setSpanId(Flows.spanId(a.span()))
+            .setUnsampled(!a.span().isSampled()).build());
         return true;
       }
       if (a.state() == ClientSpanAnswer.State.PENDING) {

@@ -4,17 +4,18 @@ package io.gospan.receiver.span;
  * Ended server streams by {@link StreamKey}, for the StreamParents that name them after their end
  * (a handler's client stream may be created late, its event read late): each kept {@code
  * streams.link_wait} after its end, its node while its trace id is undecided, else only its ids
- * as numbers ({@link RecentEnds}; see {@link FlowIndex} for why). At most {@code
- * streams.max_pending_links}, the oldest forgotten first.
+ * as numbers and its sampling decision ({@link RecentEnds}; see {@link FlowIndex} for why). At
+ * most {@code streams.max_pending_links}, the oldest forgotten first.
  *
  * <p>Not thread-safe: confined to {@link SpanAssembler}'s lock (package-private for that reason).
  */
 final class EndedServers {
-  /** An ended server stream: its node while undecided, else only its ids. */
-  record ServerRecord(SpanIdentity node, long startNs, long endNs, long traceIdHigh, long traceIdLow, long spanId) {
+  /** An ended server stream: its node while undecided, else only its ids and sampling decision. */
+  record ServerRecord(
+      SpanIdentity node, long startNs, long endNs, long traceIdHigh, long traceIdLow, long spanId, boolean sampled) {
     /** Its node, or a decided node made from its ids. */
     SpanIdentity linkTarget() {
-      return node != null ? node : SpanIdentity.decided(traceIdHigh, traceIdLow, spanId);
+      return node != null ? node : SpanIdentity.decided(traceIdHigh, traceIdLow, spanId, sampled);
     }
 
     /** Whether the server stream was in flight at {@code ns} (event time). */
@@ -49,10 +50,10 @@ final class EndedServers {
     SpanIdentity n = s.node;
     long keyB = s.key.pidAndStreamId();
     if (n.undecided()) {
-      ended.put(s.key.connection(), keyB, null, s.startNs, endNs, now + linkWaitNs, n, null, 0, 0, 0);
+      ended.put(s.key.connection(), keyB, null, s.startNs, endNs, now + linkWaitNs, n, null, 0, 0, 0, false);
     } else {
       ended.put(s.key.connection(), keyB, null, s.startNs, endNs, now + linkWaitNs, null, null,
-          n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits());
+          n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits(), n.sampled);
     }
   }
 
@@ -63,7 +64,7 @@ final class EndedServers {
       return null;
     }
     return new ServerRecord((SpanIdentity) ended.node(slot), ended.startNs(slot), ended.endNs(slot),
-        ended.traceIdHigh(slot), ended.traceIdLow(slot), ended.spanId(slot));
+        ended.traceIdHigh(slot), ended.traceIdLow(slot), ended.spanId(slot), ended.sampled(slot));
   }
 
   /** Forgets those kept until {@code now} or earlier. */

@@ -22,22 +22,22 @@ import java.util.Map;
 final class FlowIndex {
   /**
    * A client stream found by its flow: in flight ({@code node} and {@code stream} set, ids 0), or
-   * ended: its node and stream while undecided, else its ids ({@code node} and {@code stream}
-   * null).
+   * ended: its node and stream while undecided, else its ids and sampling decision ({@code node}
+   * and {@code stream} null).
    *
    * @param startNs from when it covers server starts, ns (event time)
    * @param endNs until when it covers server starts, ns; {@code Long.MAX_VALUE} in flight or when its end is unknown
    */
   record ClientRecord(
       SpanIdentity node, TracedStream stream, long startNs, long endNs, long retainUntil, long traceIdHigh,
-      long traceIdLow, long spanId) {
+      long traceIdLow, long spanId, boolean sampled) {
     ClientRecord(SpanIdentity node, TracedStream stream, long startNs, long endNs, long retainUntil) {
-      this(node, stream, startNs, endNs, retainUntil, 0, 0, 0);
+      this(node, stream, startNs, endNs, retainUntil, 0, 0, 0, false);
     }
 
     /** Its node, or a decided node made from its ids. */
     SpanIdentity linkTarget() {
-      return node != null ? node : SpanIdentity.decided(traceIdHigh, traceIdLow, spanId);
+      return node != null ? node : SpanIdentity.decided(traceIdHigh, traceIdLow, spanId, sampled);
     }
 
     /** Whether {@code serverStartNs} falls within it, give or take {@code toleranceNs} (another gospan's clock; 0 here). */
@@ -104,10 +104,10 @@ final class FlowIndex {
   private void remember(FlowKey flow, ClientRecord rec, long endNs, long keepUntil) {
     SpanIdentity n = rec.node();
     if (n.undecided()) {
-      ended.put(flow.streamId(), 0, flow.clientEnd(), rec.startNs(), endNs, keepUntil, n, rec.stream(), 0, 0, 0);
+      ended.put(flow.streamId(), 0, flow.clientEnd(), rec.startNs(), endNs, keepUntil, n, rec.stream(), 0, 0, 0, false);
     } else {
       ended.put(flow.streamId(), 0, flow.clientEnd(), rec.startNs(), endNs, keepUntil, null, null,
-          n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits());
+          n.traceIdHalf(0), n.traceIdHalf(1), n.spanIdBits(), n.sampled);
     }
   }
 
@@ -133,7 +133,8 @@ final class FlowIndex {
       return null;
     }
     return new ClientRecord((SpanIdentity) ended.node(slot), (TracedStream) ended.stream(slot), ended.startNs(slot),
-        ended.endNs(slot), ended.retainUntil(slot), ended.traceIdHigh(slot), ended.traceIdLow(slot), ended.spanId(slot));
+        ended.endNs(slot), ended.retainUntil(slot), ended.traceIdHigh(slot), ended.traceIdLow(slot), ended.spanId(slot),
+        ended.sampled(slot));
   }
 
   /**

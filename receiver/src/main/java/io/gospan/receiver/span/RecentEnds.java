@@ -14,7 +14,8 @@ import java.util.Objects;
  * <p>A key is two numbers and an optional object compared with {@link Object#equals} (a client's
  * socket endpoint). An entry carries the span's start and end (ns, the assembler's event time),
  * until when it is kept (ns), its trace and span ids as numbers (W3C trace context: 16 and 8
- * bytes) once decided, and two objects while it is not (its node, its stream).
+ * bytes) and its sampling decision once decided, and two objects while it is not (its node, its
+ * stream).
  *
  * <p>Entries are kept in insertion order in a ring; a hash index (open addressing, linear probing,
  * at most half full) finds them. Putting a key again removes its older entry first (it leaves a
@@ -46,6 +47,7 @@ final class RecentEnds {
   private long[] traceIdHigh;
   private long[] traceIdLow;
   private long[] spanId;
+  private boolean[] sampled;
   private Object[] node;
   private Object[] stream;
   /** Hash index: slot + 1, 0 = empty; twice the slots. */
@@ -74,6 +76,7 @@ final class RecentEnds {
     traceIdHigh = new long[slots];
     traceIdLow = new long[slots];
     spanId = new long[slots];
+    sampled = new boolean[slots];
     node = new Object[slots];
     stream = new Object[slots];
     index = new int[slots * 2];
@@ -106,7 +109,7 @@ final class RecentEnds {
    * {@code put}, {@code removeOldest} or {@code clear}).
    */
   int put(long a, long b, Object ref, long start, long end, long keepUntil, Object nodeRef, Object streamRef,
-      long traceHigh, long traceLow, long span) {
+      long traceHigh, long traceLow, long span, boolean spanSampled) {
     int h = hash(a, b, ref);
     int old = find(h, a, b, ref);
     if (old >= 0) {
@@ -134,6 +137,7 @@ final class RecentEnds {
     traceIdHigh[slot] = traceHigh;
     traceIdLow[slot] = traceLow;
     spanId[slot] = span;
+    sampled[slot] = spanSampled;
     node[slot] = nodeRef;
     stream[slot] = streamRef;
     int mask = index.length - 1;
@@ -194,6 +198,11 @@ final class RecentEnds {
 
   long spanId(int slot) {
     return spanId[slot];
+  }
+
+  /** Its sampling decision, once decided. */
+  boolean sampled(int slot) {
+    return sampled[slot];
   }
 
   Object node(int slot) {
@@ -274,6 +283,7 @@ final class RecentEnds {
     long[] th = traceIdHigh;
     long[] tl = traceIdLow;
     long[] sp = spanId;
+    boolean[] sa = sampled;
     Object[] nd = node;
     Object[] st = stream;
     allocate(slots);
@@ -293,6 +303,7 @@ final class RecentEnds {
       traceIdHigh[i] = th[from];
       traceIdLow[i] = tl[from];
       spanId[i] = sp[from];
+      sampled[i] = sa[from];
       node[i] = nd[from];
       stream[i] = st[from];
       int mask = index.length - 1;

@@ -11,9 +11,9 @@ import io.gospan.receiver.event.StreamParent;
 import io.grpc.Status;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.SpanContext;
-import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.sdk.trace.IdGenerator;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -101,6 +101,17 @@ import java.util.function.Predicate;
  * <p>A span that ends incomplete (timeout, connection closed, process exit, shutdown) with nothing
  * linking it yet does not wait: it is a root at once. {@code link_wait} zero disables linking
  * (StreamParents are ignored).
+ *
+ * <h2>Sampling</h2>
+ *
+ * Each span is kept or dropped with its trace ({@link #sampler}, the OpenTelemetry SDK's samplers):
+ * the decision is made when its trace id is final, by the sampler given that trace id and the
+ * parent's context with the parent's decision as its sampled flag: the application's {@code
+ * traceparent} (its own flag), a span of the same process, a client span of another process here,
+ * or another gospan's client span (its answer carries the decision). So a trace is kept or dropped
+ * whole, across processes and gospans, and no span is handed on before its decision is final. A
+ * span not sampled still links (it is the parent of others, and is answered about to other
+ * gospans); it reaches the {@link SpanSink} without its {@code SpanData}, for RED metrics only.
  *
  * <h2>Memory</h2>
  *
@@ -315,12 +326,22 @@ public final class SpanAssembler {
   }
 
   /**
+   * Decides which traces are exported with {@code sampler} (the OpenTelemetry SDK's, from {@code
+   * sampling.*}); default {@link Sampler#alwaysOn()}. Each span's decision is made once its trace id
+   * is final, given its parent's decision (see "Sampling"). Set before events flow.
+   */
+  public synchronized void sampler(Sampler sampler) {
+    decisions.sampler(Objects.requireNonNull(sampler, "sampler"));
+  }
+
+  /**
    * Another gospan's answer to {@link RemoteLinks#lookup}: the server span of {@code flow} that
    * started at {@code serverStartEpochNanos} (within 1 ms: the epoch conversion may have been
    * recalibrated in between) becomes the child of {@code parent}, in its trace, and so does every
    * span waiting on it (in-process propagation).
    *
-   * @param parent the client span's ids, valid
+   * @param parent the client span's ids, valid, and its sampling decision as its sampled flag (the
+   *     {@code parentbased_*} samplers follow it)
    * @return whether a server span took it; {@code false} when none waits for it any more (linked
    *     here meanwhile, released as a root after its wait, never asked)
    * @throws IllegalArgumentException when {@code parent} is not valid
@@ -334,7 +355,7 @@ public final class SpanAssembler {
       return false;
     }
     decisions.decide(n, SpanContext.createFromRemoteParent(
-        parent.getTraceId(), parent.getSpanId(), TraceFlags.getSampled(), TraceState.getDefault()));
+        parent.getTraceId(), parent.getSpanId(), parent.getTraceFlags(), TraceState.getDefault()));
     return true;
   }
 
@@ -385,7 +406,7 @@ public final class SpanAssembler {
   /**
    * What this gospan knows of its client span of {@code flow} covering {@code
    * serverStartEpochNanos} (another gospan asks: its server span started then): the span's ids
-   * once its trace id is final, {@link ClientSpanAnswer.State#PENDING} while it waits for its own
+   * and sampling decision (its sampled flag) once its trace id is final, {@link ClientSpanAnswer.State#PENDING} while it waits for its own
    * parent, {@link ClientSpanAnswer.State#UNKNOWN} when no client span of that flow covers that
    * time (not traced, not seen yet, or forgotten {@code link_wait} after it ended).
    *
@@ -409,8 +430,7 @@ public final class SpanAssembler {
       }
       return ClientSpanAnswer.pending(clock.toEpochNanos(root.decideBy));
     }
-    return new ClientSpanAnswer(ClientSpanAnswer.State.FOUND,
-        SpanContext.create(n.traceId, n.spanId, TraceFlags.getSampled(), TraceState.getDefault()), 0, 0);
+    return new ClientSpanAnswer(ClientSpanAnswer.State.FOUND, n.asParent(false), 0, 0);
   }
 
   /** Ends every stream of a connection that closed (their ends will not come). */

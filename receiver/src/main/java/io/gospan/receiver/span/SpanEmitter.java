@@ -13,7 +13,8 @@ import io.opentelemetry.sdk.trace.data.StatusData;
  * Turns an ended stream whose trace id is final into a {@link FinishedSpan} and hands it to the
  * {@link SpanSink}: name, kind, ids and parent, status (an error per {@link GrpcStatus#isError}),
  * epoch times ({@link MonotonicClock}), {@link SpanAttributes}, the process's resource (read at
- * the stream's start). Counts server spans linked to a client span ({@link
+ * the stream's start). A span whose trace was not sampled ({@link SpanIdentity#sampled}) goes
+ * without its span: only the facts RED metrics need. Counts server spans linked to a client span ({@link
  * AssemblyMetrics#SPANS_LINKED}).
  *
  * <p>Not thread-safe: confined to {@link SpanAssembler}'s lock (package-private for that reason);
@@ -38,15 +39,19 @@ final class SpanEmitter implements TraceDecisions.Emitter {
   @Override
   public void emit(EndedSpan h, SpanIdentity node) {
     TracedStream s = h.stream();
+    Status.Code status = h.status();
+    if (s.side == Side.SERVER && s.remoteParent == null && node.parentContext.isValid()) {
+      counters.serverSpanLinked();
+    }
+    if (!node.sampled) { // its trace is not exported: only what RED metrics need, no attributes, no SpanData
+      sink.accept(new FinishedSpan(null, s.pid, s.side, s.fullMethod, status, Math.max(h.endNs(), s.startNs) - s.startNs));
+      return;
+    }
     TraceState state = s.remoteParent != null ? s.remoteParent.getTraceState() : TraceState.getDefault();
     SpanContext ctx = SpanContext.create(node.traceId, node.spanId, TraceFlags.getSampled(), state);
-    Status.Code status = h.status();
     StatusData statusData = StatusData.unset();
     if (status != null && GrpcStatus.isError(status, s.side)) {
       statusData = StatusData.create(StatusCode.ERROR, h.message() != null ? h.message() : status.name());
-    }
-    if (s.side == Side.SERVER && s.remoteParent == null && node.parentContext.isValid()) {
-      counters.serverSpanLinked();
     }
     long start = clock.toEpochNanos(s.startNs);
     long end = clock.toEpochNanos(Math.max(h.endNs(), s.startNs));

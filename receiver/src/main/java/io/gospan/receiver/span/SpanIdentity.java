@@ -3,7 +3,9 @@ package io.gospan.receiver.span;
 import io.opentelemetry.api.internal.OtelEncodingUtils;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanId;
+import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceId;
+import io.opentelemetry.api.trace.TraceState;
 import java.util.List;
 
 /**
@@ -23,6 +25,7 @@ final class SpanIdentity {
   FlowKey flow; // servers indexed by TraceDecisions' open servers while open
   String traceId; // null until decided
   SpanContext parentContext = SpanContext.getInvalid(); // set when decided
+  boolean sampled = true; // whether its trace is exported: set when decided (TraceDecisions' sampler)
   SpanIdentity parent; // linked: waits for this node's trace id
   boolean inProcess; // linked by a StreamParent (else by the flow)
   long linkNs; // the StreamParent's time (client stream created), in-process links
@@ -44,9 +47,10 @@ final class SpanIdentity {
    * A decided node made again from an ended span's ids (see {@link FlowIndex.ClientRecord}), to link
    * to or answer about; never indexed anywhere (it has no key).
    */
-  static SpanIdentity decided(long traceIdHigh, long traceIdLow, long spanId) {
+  static SpanIdentity decided(long traceIdHigh, long traceIdLow, long spanId, boolean sampled) {
     SpanIdentity n = new SpanIdentity(null, SpanId.fromLong(spanId), Long.MIN_VALUE);
     n.traceId = TraceId.fromLongs(traceIdHigh, traceIdLow);
+    n.sampled = sampled;
     return n;
   }
 
@@ -57,6 +61,14 @@ final class SpanIdentity {
    */
   long traceIdHalf(int half) {
     return OtelEncodingUtils.longFromBase16String(traceId, half * 16);
+  }
+
+  /** Its context as the parent of a span: its trace and span ids, its sampling decision as the sampled flag. */
+  SpanContext asParent(boolean remote) {
+    TraceFlags flags = sampled ? TraceFlags.getSampled() : TraceFlags.getDefault();
+    return remote
+        ? SpanContext.createFromRemoteParent(traceId, spanId, flags, TraceState.getDefault())
+        : SpanContext.create(traceId, spanId, flags, TraceState.getDefault());
   }
 
   /** Its span id (8 bytes as 16 hex digits). */

@@ -1,10 +1,14 @@
 package io.gospan.receiver.span;
 
 import io.gospan.receiver.event.Side;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
-import io.opentelemetry.api.trace.TraceFlags;
-import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
 import io.opentelemetry.sdk.trace.IdGenerator;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
+import io.opentelemetry.sdk.trace.samplers.SamplingDecision;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -26,6 +30,15 @@ import java.util.TreeSet;
  * open server nodes by flow (for the client start that covers them, or another gospan's answer).
  * Linking never closes a cycle; deciding a node decides the nodes waiting on it, breadth first.
  *
+ * <p>Sampling is decided with the trace id, once, by the OpenTelemetry SDK's {@link Sampler}
+ * ({@code sampling.*}) given the final trace id and the parent's context: the application's {@code
+ * traceparent} (remote, its sampled flag), another process's span (remote, that span's decision
+ * as its sampled flag), or a span of the same process (local, its decision). So every span of a
+ * trace gets one decision: {@code traceidratio} is a function of the trace id, and a {@code
+ * parentbased_*} sampler follows the parent, whose decision the child sees, also when the parent
+ * was traced by another gospan (the link service's answer carries it). Undecided spans carry none:
+ * nothing is emitted before its trace id, and so its sampling, is final.
+ *
  * <p>Not thread-safe: confined to {@link SpanAssembler}'s lock (package-private for that reason).
  */
 final class TraceDecisions {
@@ -38,6 +51,8 @@ final class TraceDecisions {
   private final long linkWaitNs;
   private final HeldSpans held;
   private final Emitter emitter;
+  private Sampler sampler = Sampler.alwaysOn();
+  private boolean alwaysOn = true;
   /** Open server nodes by flow: a client start links the one it covers. */
   private final Map<FlowKey, SpanIdentity> openServers = new HashMap<>();
   /** Open client nodes by key: a StreamParent links the one it names. */
@@ -60,6 +75,12 @@ final class TraceDecisions {
     this.linkWaitNs = linkWaitNs;
     this.held = held;
     this.emitter = emitter;
+  }
+
+  /** Decides sampling with {@code s} from now on (default: every trace). */
+  void sampler(Sampler s) {
+    this.sampler = s;
+    this.alwaysOn = s == Sampler.alwaysOn();
   }
 
   /** Leaves {@code n} open until {@code now} + link_wait; a client node becomes findable by key. */
@@ -147,7 +168,7 @@ final class TraceDecisions {
     child.inProcess = inProcess;
     child.linkNs = linkNs;
     if (!parent.undecided()) {
-      decide(child, parent.traceId, contextOf(parent, inProcess));
+      decide(child, parent.traceId, parent.asParent(!inProcess));
       return true;
     }
     child.parent = parent;
@@ -192,8 +213,7 @@ final class TraceDecisions {
 
   /** Decides {@code n}'s trace id, then those of every node waiting on it; emits the ended ones. */
   private void decide(SpanIdentity n, String traceId, SpanContext parentContext) {
-    n.traceId = traceId;
-    n.parentContext = parentContext;
+    settle(n, traceId, parentContext);
     if (n.children == null && n.heldEnd == null) { // most spans: decided at their start, nothing waits
       leaveOpen(n);
       n.parent = null;
@@ -212,8 +232,7 @@ final class TraceDecisions {
       if (x.children != null) {
         for (SpanIdentity c : x.children) {
           if (c.parent == x && c.undecided()) {
-            c.traceId = x.traceId;
-            c.parentContext = contextOf(x, c.inProcess);
+            settle(c, x.traceId, x.asParent(!c.inProcess));
             work.add(c);
           }
         }
@@ -222,11 +241,22 @@ final class TraceDecisions {
     }
   }
 
-  /** The parent context a child of {@code parent} carries: remote across processes, local inside one. */
-  private static SpanContext contextOf(SpanIdentity parent, boolean inProcess) {
-    return inProcess
-        ? SpanContext.create(parent.traceId, parent.spanId, TraceFlags.getSampled(), TraceState.getDefault())
-        : SpanContext.createFromRemoteParent(parent.traceId, parent.spanId, TraceFlags.getSampled(), TraceState.getDefault());
+  /**
+   * Sets {@code n}'s final trace id and parent, and its sampling decision: the sampler's, given
+   * the parent's context (remote across processes, local inside one; its sampled flag the parent's
+   * decision). Name and attributes are not given: the offered samplers do not read them.
+   */
+  private void settle(SpanIdentity n, String traceId, SpanContext parentContext) {
+    n.traceId = traceId;
+    n.parentContext = parentContext;
+    if (alwaysOn) {
+      n.sampled = true;
+      return;
+    }
+    Context parent = parentContext.isValid() ? Context.root().with(Span.wrap(parentContext)) : Context.root();
+    SpanKind kind = n.key == null ? SpanKind.INTERNAL : n.key.side() == Side.CLIENT ? SpanKind.CLIENT : SpanKind.SERVER;
+    n.sampled = sampler.shouldSample(parent, traceId, "", kind, Attributes.empty(), List.of())
+        .getDecision() == SamplingDecision.RECORD_AND_SAMPLE;
   }
 
   /**

@@ -121,6 +121,21 @@ public final class LoadBenchmark {
     }
   }
 
+  /**
+   * The "spans not received" column: the spans the receiver did not get; for a build sampling at a
+   * ratio ({@code gospan.bench.ratios}), the fraction of the calls' spans it got instead ("kept 0.098").
+   */
+  static String received(Build build, List<Run> runs, boolean counted) {
+    if (!counted) {
+      return "-";
+    }
+    if (build.env().containsKey("OTEL_TRACES_SAMPLER_ARG")) {
+      return String.format("kept %.3f", runs.stream().mapToLong(Run::spansExported).sum()
+          / (double) runs.stream().mapToLong(Run::spansExpected).sum());
+    }
+    return Long.toString(runs.stream().mapToLong(Run::spansMissing).sum());
+  }
+
   static final long TICK_NS = 10_000_000L; // USER_HZ = 100
 
   /** How long the idle sidecar's CPU is read after each warm-up (10 ms ticks: 0.1 % of a core per tick). */
@@ -142,6 +157,9 @@ public final class LoadBenchmark {
    * builds alternating in the same run; default: this build's jar. {@code
    * -Dgospan.bench.jvm.LABEL="-Xmx128m ... NAME=VALUE"}: that build's JVM options and environment
    * (words without a leading '-' are environment variables) instead of {@link #JVM} and {@link #ENV}.
+   * {@code -Dgospan.bench.ratios=1,0.1,0.01}: each build once per sampling ratio ({@code
+   * OTEL_TRACES_SAMPLER=traceidratio}, {@code OTEL_TRACES_SAMPLER_ARG}), labelled {@code build@ratio};
+   * "spans not received" then counts against that ratio of the spans.
    */
   static Map<String, Build> builds() {
     Map<String, Path> jars = new LinkedHashMap<>();
@@ -174,6 +192,20 @@ public final class LoadBenchmark {
         }
       }
       builds.put(jar.getKey(), new Build(jar.getValue(), List.copyOf(jvm), Map.copyOf(env), null));
+    }
+    String ratios = System.getProperty("gospan.bench.ratios");
+    if (ratios != null && !ratios.isBlank()) {
+      // each build again per sampling ratio (OTEL_TRACES_SAMPLER=traceidratio): what sampling saves, in one run
+      Map<String, Build> sampled = new LinkedHashMap<>();
+      for (Map.Entry<String, Build> b : builds.entrySet()) {
+        for (String ratio : ratios.split(",")) {
+          Map<String, String> env = new LinkedHashMap<>(b.getValue().env());
+          env.put("OTEL_TRACES_SAMPLER", "traceidratio");
+          env.put("OTEL_TRACES_SAMPLER_ARG", ratio.trim());
+          sampled.put(b.getKey() + "@" + ratio.trim(), new Build(b.getValue().jar(), b.getValue().jvm(), Map.copyOf(env), null));
+        }
+      }
+      builds = sampled;
     }
     String peers = System.getProperty("gospan.bench.peers");
     if (peers != null && !peers.isBlank()) {
@@ -340,13 +372,13 @@ public final class LoadBenchmark {
             med(a, Run::cpuUsPerCall), floorCpu, med(b, Run::cpuUsPerCall), med(b, Run::cpuUsPerCall) / med(a, Run::cpuUsPerCall),
             med(b, Run::cpuUsPerCall) / floorCpu, med(b, Run::sidecarCpuUsPerSpan), med(b, Run::sidecarCpuWithoutJitUsPerSpan), med(b, r -> r.sidecarRssKb() / 1024.0), med(b, Run::eventsPerS),
             b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum(),
-            receiver != null ? Long.toString(b.stream().mapToLong(Run::spansMissing).sum()) : "-");
+            received(build, b, receiver != null));
         summary.add(String.format("SUMMARY %s | %s | %.0f spans/s | sidecar CPU %.1f µs/span, %.1f without JIT | RSS %.0f MiB (max %.0f) | "
                 + "lost: %d events, %d spans dropped, %s not received | throughput %.2f × without gospan, %.2f × empty uprobes | the OTLP receiver %.1f µs/span",
             jar.getKey(), w.name(), 2 * med(b, Run::callsPerS), med(b, Run::sidecarCpuUsPerSpan), med(b, Run::sidecarCpuWithoutJitUsPerSpan),
             med(b, r -> r.sidecarRssKb() / 1024.0), b.stream().mapToDouble(r -> r.sidecarRssKb() / 1024.0).max().orElse(0),
             b.stream().mapToLong(Run::eventsLost).sum(), b.stream().mapToLong(Run::spansDropped).sum(),
-            receiver != null ? Long.toString(b.stream().mapToLong(Run::spansMissing).sum()) : "-",
+            received(build, b, receiver != null),
             med(b, Run::callsPerS) / med(a, Run::callsPerS), med(b, Run::callsPerS) / floorCalls, med(b, Run::receiverCpuUsPerSpan)));
       }
       List<Long> idle = new ArrayList<>(idleRss.get(jar.getKey()));

@@ -72,12 +72,17 @@ class LinkAcrossNamespacesIT {
   /** One {@code gospan run} in a namespace. */
   record Gospan(String tier, SidecarProcess sidecar) {
     static Gospan start(String ns, String tier, Path binary) throws Exception {
+      return start(ns, tier, binary, "");
+    }
+
+    /** As {@link #start(String, String, Path)}, with {@code extraYaml} (more top-level sections) in its configuration. */
+    static Gospan start(String ns, String tier, Path binary, String extraYaml) throws Exception {
       Path config = Files.createTempFile("gospan-link-" + tier, ".yaml");
       Files.writeString(config, "discovery:\n  instrument:\n    - exe_path: \"" + binary + "\"\n"
           + "exporter:\n  type: otlp\n  otlp:\n    endpoint: http://" + LinkNetwork.BRIDGE_IP + ":4317\n"
           + "  batch:\n    schedule_delay: 200ms\nheaders:\n  allow: [relay-call]\n"
           + "metrics:\n  enabled: true\n  export_interval: 1s\ntelemetry:\n  http:\n    enabled: false\n"
-          + "link:\n  listen: 0.0.0.0:" + LINK_PORT + "\n");
+          + "link:\n  listen: 0.0.0.0:" + LINK_PORT + "\n" + extraYaml);
       SidecarProcess p = SidecarProcess.start(tier + " gospan", LinkNetwork.in(ns), List.of("-Xmx128m"), config);
       assertThat(p.logged("link service on 0.0.0.0:" + LINK_PORT)).as("%s gospan serves links:\n%s", tier, p.logText()).isTrue();
       return new Gospan(tier, p);
@@ -245,6 +250,28 @@ class LinkAcrossNamespacesIT {
     awaitCounter(relayGospan, "gospan.link.answers.malformed", Map.of("reason", "bad_ids"), before + s.served().size() / 2);
     assertThat(counter(relayGospan, "gospan.link.spans.linked", null)).as("nothing linked by a malformed answer")
         .isEqualTo(linkedBefore);
+  }
+
+  /**
+   * Sampling across three gospans, each {@code sampling: traceidratio 0.25} (started again so;
+   * last, as the client's gospan is gone by now), the client at 500 calls/s for 14 s: only whole
+   * traces are exported, across the gospans, a quarter of the calls ({@link RelayPropagationIT#checkSampled}).
+   */
+  @Test
+  @Order(7)
+  void ratioQuarterKeepsAQuarterOfTheCallsAsWholeTracesAcrossThreeGospans() throws Exception {
+    for (Gospan g : new Gospan[] {relayGospan, serverGospan, clientGospan}) {
+      if (g.alive()) {
+        g.stop();
+      }
+    }
+    String sampling = "sampling:\n  sampler: traceidratio\n  ratio: 0.25\n";
+    clientGospan = Gospan.start(net.client, "client", dir.resolve("greeter-client"), sampling);
+    relayGospan = Gospan.start(net.relay, "relay", dir.resolve("greeter-relay"), sampling);
+    serverGospan = Gospan.start(net.server, "server", dir.resolve("greeter-server"), sampling);
+    RelayPropagationIT.Spans s = run("ns-sampled", LinkNetwork.SERVER_IP + ":50051", RelayPropagationIT.SAMPLED_RATE,
+        RelayPropagationIT.SAMPLED_WINDOW_MS, spans -> true);
+    RelayPropagationIT.checkSampled(receiver, s, 0.25, "ns-sampled");
   }
 
   /** Stops the client's gospan, once (the failure cases put a fake peer, or none, at its address). */
@@ -547,6 +574,12 @@ class LinkAcrossNamespacesIT {
    * then waits (at most 30 s) until {@code done} holds on what arrived.
    */
   static RelayPropagationIT.Spans run(String tag, String upstream, Predicate<RelayPropagationIT.Spans> done) throws Exception {
+    return run(tag, upstream, 50, RelayPropagationIT.WINDOW_MS, done);
+  }
+
+  /** As {@link #run(String, String, Predicate)}, the client at {@code rate} calls/s, a window of {@code windowMs}. */
+  static RelayPropagationIT.Spans run(String tag, String upstream, int rate, long windowMs,
+      Predicate<RelayPropagationIT.Spans> done) throws Exception {
     try (ExampleApps.Server server = ExampleApps.startListening(LinkNetwork.in(net.server), dir.resolve("greeter-server"),
             LinkNetwork.SERVER_IP + ":50051", Map.of("OTEL_SERVICE_NAME", tag + "-server"));
         ExampleApps.Server relay = ExampleApps.startListening(LinkNetwork.in(net.relay), dir.resolve("greeter-relay"),
@@ -555,7 +588,7 @@ class LinkAcrossNamespacesIT {
       serverGospan.await(() -> serverGospan.traces(server.pid()), tag + ": server traced by its gospan");
       relayGospan.await(() -> relayGospan.traces(relay.pid()), tag + ": relay traced by its gospan");
       List<String> cmd = LinkNetwork.in(net.client, dir.resolve("greeter-client").toString(), "-addr",
-          LinkNetwork.RELAY_IP + ":50052", "-quiet", "-n", "0", "-rate", "50", "-rpc", "all");
+          LinkNetwork.RELAY_IP + ":50052", "-quiet", "-n", "0", "-rate", String.valueOf(rate), "-rpc", "all");
       ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
           .redirectError(ProcessBuilder.Redirect.INHERIT);
       pb.environment().put("OTEL_SERVICE_NAME", tag + "-client");
@@ -567,7 +600,7 @@ class LinkAcrossNamespacesIT {
         clientGospan.await(() -> !clientTraced || clientGospan.traces(client.pid()), tag + ": the client traced");
         Thread.sleep(1000);
         t0 = RelayPropagationIT.epochNanos();
-        Thread.sleep(RelayPropagationIT.WINDOW_MS);
+        Thread.sleep(windowMs);
         t1 = RelayPropagationIT.epochNanos();
         Thread.sleep(500);
         assertThat(client.isAlive()).as(tag + ": the client still runs (every call as expected)").isTrue();

@@ -27,6 +27,7 @@ import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.opentelemetry.sdk.trace.IdGenerator;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -198,6 +199,38 @@ class LinkServiceTest {
     assertThat(server.counter(LinkMetrics.LOOKUPS_ANSWERED)).isEqualTo(1);
     assertThat(client.counter(LinkMetrics.QUERIES_SERVED, Attributes.of(LinkMetrics.RESULT, "found"))).isEqualTo(1);
     assertThat(client.counter(LinkMetrics.LOOKUPS_SENT)).as("the client's gospan asks no one").isZero();
+  }
+
+  /**
+   * The answer carries the client span's sampling decision ({@code Answer.unsampled}): under
+   * parentbased_always_on, a client span not sampled (its application's traceparent says so) makes
+   * its server span in the other gospan not sampled either; a sampled one, sampled.
+   */
+  @Test
+  void theAnswerCarriesTheClientSpansSamplingDecision() throws Exception {
+    Gospan client = new Gospan("10.0.0.1");
+    Gospan server = new Gospan("10.0.0.2");
+    client.assembler.sampler(Sampler.parentBased(Sampler.alwaysOn()));
+    server.assembler.sampler(Sampler.parentBased(Sampler.alwaysOn()));
+    // sampled first: its question also opens the connection (a cold JVM's first may outlast the wait: then a root, sampled too)
+    for (String flag : List.of("01", "00")) {
+      Events app = call("10.0.0.1", 40000, "10.0.0.2", 100, 200)
+          .withRequestHeader("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-" + flag);
+      Events seen = call("10.0.0.1", 40000, "10.0.0.2", 100, 200); // the server's end: no traceparent (a proxy dropped it)
+      int stream = flag.equals("01") ? 1 : 3;
+      long linked = server.counter(LinkMetrics.SPANS_LINKED);
+      long t = now();
+      client.feed(app.clientStart(stream, t));
+      server.feed(seen.serverStart(stream, t + 1000), seen.serverTrailersOnly(stream, t + 2000, 0, null));
+      client.feed(app.clientTrailersOnly(stream, t + 3000, 0, null));
+      int n = stream == 1 ? 1 : 2;
+      await(() -> server.out.size() == n && client.out.size() == n, "the two spans, traceparent flags " + flag);
+      assertThat(client.out.get(n - 1).sampled()).isEqualTo(flag.equals("01"));
+      assertThat(server.out.get(n - 1).sampled()).as("the server span, parent's flags %s", flag).isEqualTo(flag.equals("01"));
+      if (flag.equals("00")) {
+        assertThat(server.counter(LinkMetrics.SPANS_LINKED)).as("the unsampled client span's server span linked").isEqualTo(linked + 1);
+      }
+    }
   }
 
   @Test

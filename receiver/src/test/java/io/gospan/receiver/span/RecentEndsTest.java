@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class RecentEndsTest {
   record Key(long a, long b, String ref) {}
 
-  record Value(long start, long end, long keepUntil, long traceHigh, long traceLow, long span, Object node) {}
+  record Value(long start, long end, long keepUntil, long traceHigh, long traceLow, long span, boolean sampled, Object node) {}
 
   @Test
   void behavesAsAnInsertionOrderedMapBoundedAtItsEntries() {
@@ -32,9 +32,10 @@ class RecentEndsTest {
         int op = r.nextInt(10);
         if (op < 7) {
           Key k = key(r, keys);
-          Value v = new Value(r.nextLong(), r.nextLong(), step, r.nextLong(), r.nextLong(), r.nextLong(),
+          Value v = new Value(r.nextLong(), r.nextLong(), step, r.nextLong(), r.nextLong(), r.nextLong(), r.nextBoolean(),
               r.nextBoolean() ? "node" + step : null);
-          t.put(k.a(), k.b(), k.ref(), v.start(), v.end(), v.keepUntil(), v.node(), null, v.traceHigh(), v.traceLow(), v.span());
+          t.put(k.a(), k.b(), k.ref(), v.start(), v.end(), v.keepUntil(), v.node(), null, v.traceHigh(), v.traceLow(), v.span(),
+              v.sampled());
           model.remove(k);
           while (model.size() >= max) {
             Iterator<Key> it = model.keySet().iterator();
@@ -65,9 +66,9 @@ class RecentEndsTest {
     Object removed = new Object();
     java.lang.ref.WeakReference<Object> replacedRef = new java.lang.ref.WeakReference<>(replaced);
     java.lang.ref.WeakReference<Object> removedRef = new java.lang.ref.WeakReference<>(removed);
-    t.put(3, 4, "ref", 0, 0, 0, removed, removed, 0, 0, 0);
-    t.put(1, 2, "ref", 0, 0, 0, replaced, replaced, 0, 0, 0);
-    t.put(1, 2, "ref", 0, 0, 0, null, null, 1, 2, 3); // replaces it: a dead slot between two live ones
+    t.put(3, 4, "ref", 0, 0, 0, removed, removed, 0, 0, 0, false);
+    t.put(1, 2, "ref", 0, 0, 0, replaced, replaced, 0, 0, 0, false);
+    t.put(1, 2, "ref", 0, 0, 0, null, null, 1, 2, 3, true); // replaces it: a dead slot between two live ones
     replaced = null;
     gc(replacedRef);
     assertThat(replacedRef.get()).as("a replaced entry's node").isNull();
@@ -78,7 +79,7 @@ class RecentEndsTest {
     gc(removedRef);
     assertThat(removedRef.get()).as("a removed entry's node").isNull();
     for (int i = 0; i < 300; i++) { // past the initial ring: every slot reused or rebuilt
-      t.put(i, 0, null, 0, 0, 0, null, null, 0, 0, 0);
+      t.put(i, 0, null, 0, 0, 0, null, null, 0, 0, 0, false);
     }
     assertThat(t.size()).isEqualTo(4);
   }
@@ -125,6 +126,7 @@ class RecentEndsTest {
       assertThat(List.of(t.startNs(slot), t.endNs(slot), t.retainUntil(slot), t.traceIdHigh(slot), t.traceIdLow(slot), t.spanId(slot)))
           .as(at).isEqualTo(List.of(v.start(), v.end(), v.keepUntil(), v.traceHigh(), v.traceLow(), v.span()));
       assertThat(t.node(slot)).as(at).isEqualTo(v.node());
+      assertThat(t.sampled(slot)).as(at).isEqualTo(v.sampled());
     }
     List<Key> order = new ArrayList<>();
     for (int slot : t.liveSlots()) {

@@ -63,4 +63,18 @@ class SpanEmitterTest {
         .isEqualTo((long) Events.CLIENT_PID); // no resource read at the start: the process's now
     assertThat(counters.count(AssemblyMetrics.SPANS_LINKED, null, null)).isZero();
   }
+
+  @Test
+  void aSpanNotSampledGoesWithoutItsSpanButWithWhatRedMetricsNeed() {
+    TracedStream s = PartsFixture.stream(conn.serverStart(1, 1_000));
+    s.node.traceId = TRACE_ID;
+    s.node.sampled = false;
+    emitter.emit(new EndedSpan(s, 3_500, Status.Code.NOT_FOUND, "gone", null), s.node);
+    FinishedSpan f = out.get(0);
+    assertThat(f.sampled()).isFalse();
+    assertThat(f.span()).isNull();
+    assertThat(List.of(f.pid(), f.side(), f.method(), f.status(), f.durationNanos()))
+        .isEqualTo(List.of(Events.SERVER_PID, io.gospan.receiver.event.Side.SERVER, "helloworld.Greeter/SayHello",
+            Status.Code.NOT_FOUND, 2_500L));
+  }
 }
