@@ -140,7 +140,7 @@ import java.util.function.Predicate;
  * <h2>Parts</h2>
  *
  * This class is the locked façade: it validates events, routes each to the parts below and wires
- * the parts together (a stream's start, update and end; the remote-link API). It stays near 750
+ * the parts together (a stream's start, update and end; the remote-link API). It is near 770
  * lines because this comment (the rules every part follows) and the public methods' documentation
  * are half of it; its code is that wiring, no method over 60 lines. Each part has one job, is
  * package-private and is confined to this object's lock:
