@@ -55,6 +55,22 @@ public final class ExampleApps {
     return dir;
   }
 
+  private static final java.util.Map<String, Path> GO_TOOLS = new java.util.HashMap<>();
+
+  /**
+   * A Go program of the repository's tests ({@code srcDir}, relative to the repository root), built
+   * once per JVM into {@code receiver/target/<name>}; the built executable's path.
+   *
+   * @throws AssertionError when {@code go build} fails or takes over 300 s (as {@link #run})
+   */
+  public static synchronized Path goTool(String srcDir, String name) {
+    return GO_TOOLS.computeIfAbsent(name, n -> {
+      Path out = repoRoot().resolve("receiver/target").resolve(n);
+      run(List.of("go", "-C", repoRoot().resolve(srcDir).toString(), "build", "-o", out.toString(), "."), 300);
+      return out;
+    });
+  }
+
   /** Runs a command to completion; returns stdout. Fails on a non-zero exit or timeout. */
   public static String run(List<String> cmd, int timeoutSeconds) {
     return run(cmd, java.util.Map.of(), timeoutSeconds);

@@ -15,17 +15,9 @@ import java.util.List;
 public final class GoTruth {
   private GoTruth() {}
 
-  private static Path tool;
-
   /** Builds gotruth once per JVM into receiver/target. */
-  static synchronized Path tool() {
-    if (tool == null) {
-      Path src = ExampleApps.repoRoot().resolve("offsets/src/test/go/gotruth");
-      Path out = ExampleApps.repoRoot().resolve("receiver/target/gotruth");
-      ExampleApps.run(List.of("go", "-C", src.toString(), "build", "-o", out.toString(), "."), 300);
-      tool = out;
-    }
-    return tool;
+  static Path tool() {
+    return ExampleApps.goTool("offsets/src/test/go/gotruth", "gotruth");
   }
 
   /** gotruth's JSON for {@code binary} with the given {@code -func} and {@code -struct} queries. */

@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -25,17 +24,9 @@ import java.util.concurrent.TimeUnit;
 public final class PromText {
   private PromText() {}
 
-  private static Path tool;
-
   /** Builds promtext once per JVM into receiver/target. */
-  static synchronized Path tool() {
-    if (tool == null) {
-      Path src = ExampleApps.repoRoot().resolve("receiver/src/test/go/promtext");
-      Path out = ExampleApps.repoRoot().resolve("receiver/target/promtext");
-      ExampleApps.run(List.of("go", "-C", src.toString(), "build", "-o", out.toString(), "."), 300);
-      tool = out;
-    }
-    return tool;
+  static Path tool() {
+    return ExampleApps.goTool("receiver/src/test/go/promtext", "promtext");
   }
 
   /** GET {@code url} (a {@code /metrics}); its body parsed: family name → family. */
