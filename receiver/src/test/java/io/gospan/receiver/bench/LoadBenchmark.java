@@ -44,6 +44,16 @@ public final class LoadBenchmark {
           "-XX:TrimNativeHeapInterval=5000", "-XX:-UsePerfData");
 
   /**
+   * What the image's {@code ENTRYPOINT} adds to {@link #JVM}: the class-data-sharing archive it
+   * dumps from {@code receiver/src/main/cds/gospan.classlist}, mapped at the address it was dumped
+   * for ({@code ArchiveRelocationMode=0}, a diagnostic flag: this JDK maps archives at a random
+   * address by default and then rewrites their pointers, which makes every page of them private to
+   * each JVM). docs/benchmarks.md, "Memory a node pays".
+   */
+  public static final List<String> IMAGE_CDS =
+      List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:ArchiveRelocationMode=0", "-XX:SharedArchiveFile=/opt/gospan/gospan.jsa");
+
+  /**
    * The environment of the sidecar's JVM, as {@code receiver/Dockerfile} sets it: glibc's malloc
    * with at most 2 arenas instead of 8 per core (each thread that mallocs, JIT compiler threads
    * above all, would otherwise keep its own arena of freed memory).
@@ -156,7 +166,9 @@ public final class LoadBenchmark {
    * The builds to measure: {@code -Dgospan.bench.jars=label=path,label2=path2} measures several
    * builds alternating in the same run; default: this build's jar. {@code
    * -Dgospan.bench.jvm.LABEL="-Xmx128m ... NAME=VALUE"}: that build's JVM options and environment
-   * (words without a leading '-' are environment variables) instead of {@link #JVM} and {@link #ENV}.
+   * (words without a leading '-' are environment variables) instead of {@link #JVM} and {@link #ENV};
+   * {@code -Dgospan.bench.jvm.add.LABEL=-XX:A,-XX:B}: options added to that build's (no spaces,
+   * so that a script's {@code GOSPAN_BENCH_OPTS} carries them, e.g. a CDS archive).
    * {@code -Dgospan.bench.ratios=1,0.1,0.01}: each build once per sampling ratio ({@code
    * OTEL_TRACES_SAMPLER=traceidratio}, {@code OTEL_TRACES_SAMPLER_ARG}), labelled {@code build@ratio};
    * "spans not received" then counts against that ratio of the spans.
@@ -190,6 +202,10 @@ public final class LoadBenchmark {
             env.put(word.substring(0, word.indexOf('=')), word.substring(word.indexOf('=') + 1));
           }
         }
+      }
+      String added = System.getProperty("gospan.bench.jvm.add." + jar.getKey());
+      if (added != null && !added.isBlank()) {
+        jvm.addAll(List.of(added.trim().split(",")));
       }
       builds.put(jar.getKey(), new Build(jar.getValue(), List.copyOf(jvm), Map.copyOf(env), null));
     }
@@ -519,6 +535,16 @@ public final class LoadBenchmark {
   }
 
   static Process startGospan(Build build, Path config) throws Exception {
+    return startGospan(build, config, TELEMETRY_PORT);
+  }
+
+  /**
+   * Starts {@code build}'s {@code gospan run --config config}, whose telemetry endpoint is on
+   * {@code telemetryPort}; returns once it traces a process ({@code gospan_processes_traced} ≥ 1).
+   *
+   * @throws IllegalStateException when it exits first (with its log's first line) or does not trace within 30 s
+   */
+  static Process startGospan(Build build, Path config, int telemetryPort) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(build.jvm());
@@ -537,7 +563,7 @@ public final class LoadBenchmark {
             + (lines.isEmpty() ? "" : ": " + lines.get(0)) + " (its log: " + log + ")");
       }
       try {
-        if (sum(scrape(), "gospan_processes_traced", null) >= 1) {
+        if (sum(scrape(telemetryPort), "gospan_processes_traced", null) >= 1) {
           return p;
         }
       } catch (IOException notYet) {
@@ -694,8 +720,13 @@ public final class LoadBenchmark {
 
   /** gospan's {@code /metrics} (Prometheus text). */
   static String scrape() throws IOException, InterruptedException {
+    return scrape(TELEMETRY_PORT);
+  }
+
+  /** The {@code /metrics} of the gospan whose telemetry endpoint is on {@code port}. */
+  static String scrape(int port) throws IOException, InterruptedException {
     return HttpClient.newHttpClient()
-        .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + TELEMETRY_PORT + "/metrics")).build(), HttpResponse.BodyHandlers.ofString())
+        .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(), HttpResponse.BodyHandlers.ofString())
         .body();
   }
 
