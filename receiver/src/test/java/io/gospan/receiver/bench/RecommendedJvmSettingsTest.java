@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The sidecar's JVM settings are the ones docs/benchmarks.md measured, in every place that runs
  * it: {@link LoadBenchmark#JVM} and {@link LoadBenchmark#ENV}, {@code receiver/Dockerfile}'s
- * {@code ENTRYPOINT} and {@code ENV}, the README's recommended command line; the Kubernetes
+ * {@code ENTRYPOINT} (with {@link LoadBenchmark#IMAGE_CDS}) and {@code ENV}, the README's recommended command line; the Kubernetes
  * example and docker-compose.yml keep the image's entry point (no {@code command} or {@code
  * entrypoint} of their own, no other {@code MALLOC_ARENA_MAX}). {@code RecommendedJvmSettingsIT}
  * checks that this JDK accepts them.
@@ -38,7 +38,11 @@ class RecommendedJvmSettingsTest {
     while (word.find()) {
       options.add(word.group(1));
     }
-    assertThat(options).as("Dockerfile ENTRYPOINT options").isEqualTo(LoadBenchmark.JVM);
+    List<String> expected = new ArrayList<>(LoadBenchmark.JVM);
+    expected.addAll(LoadBenchmark.IMAGE_CDS);
+    assertThat(options).as("Dockerfile ENTRYPOINT options").isEqualTo(expected);
+    assertThat(runtime).as("the runtime stage dumps the archive the ENTRYPOINT maps")
+        .contains("-Xshare:dump").contains("-XX:SharedArchiveFile=/opt/gospan/gospan.jsa");
     for (Map.Entry<String, String> e : LoadBenchmark.ENV.entrySet()) {
       assertThat(runtime).as("Dockerfile runtime ENV").containsPattern("(?m)^ENV " + e.getKey() + "=" + e.getValue() + "$");
     }
