@@ -47,8 +47,8 @@ public final class LoadBenchmark {
    * What the image's {@code ENTRYPOINT} adds to {@link #JVM}: the class-data-sharing archive it
    * dumps from {@code receiver/src/main/cds/gospan.classlist}, mapped at the address it was dumped
    * for ({@code ArchiveRelocationMode=0}, a diagnostic flag: this JDK maps archives at a random
-   * address by default and then rewrites their pointers, which makes every page of them private to
-   * each JVM). docs/benchmarks.md, "Memory a node pays".
+   * address by default and then rewrites their pointers, which makes most of their pages private
+   * to each JVM). docs/benchmarks.md, "Memory a node pays".
    */
   public static final List<String> IMAGE_CDS =
       List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:ArchiveRelocationMode=0", "-XX:SharedArchiveFile=/opt/gospan/gospan.jsa");
