@@ -212,14 +212,13 @@ public final class PssBenchmark {
       System.out.println("|---|---|---|---|---|---|---|---|---|---|");
       for (String c : List.of("load", "idle")) {
         for (List<Phase> phases : List.of(alone.get(build.getKey()), all.get(build.getKey()))) {
-          List<List<Smaps>> rs = new ArrayList<>();
-          phases.forEach(p -> rs.add(c.equals("load") ? p.load() : p.idle()));
+          List<List<Smaps>> rs = readings(c, phases);
+          List<List<Smaps>> alone1 = readings(c, alone.get(build.getKey()));
           int k = rs.get(0).size();
           List<Double> additional = new ArrayList<>();
           if (k > 1) {
             for (int r = 0; r < rs.size(); r++) {
-              List<Smaps> one = c.equals("load") ? alone.get(build.getKey()).get(r).load() : alone.get(build.getKey()).get(r).idle();
-              additional.add((total(rs.get(r), Smaps::pss) - one.get(0).pss()) / 1024.0 / (k - 1));
+              additional.add((total(rs.get(r), Smaps::pss) - alone1.get(r).get(0).pss()) / 1024.0 / (k - 1));
             }
           }
           System.out.printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |%n", c, k,
@@ -230,7 +229,7 @@ public final class PssBenchmark {
           if (k > 1) {
             summary.add(String.format("SUMMARY %s | %s | PSS of each additional sidecar %s MiB (target ≤ 70) | PSS alone %s | RSS per sidecar %s",
                 build.getKey(), c, stat(additional, "%.1f"),
-                stat(onlyFirst(c, alone.get(build.getKey())), s -> s.pss() / 1024.0, "%.1f"), stat(rs, s -> s.rss() / 1024.0, "%.1f")));
+                stat(alone1, s -> s.pss() / 1024.0, "%.1f"), stat(rs, s -> s.rss() / 1024.0, "%.1f")));
           }
         }
       }
@@ -239,7 +238,8 @@ public final class PssBenchmark {
     summary.forEach(System.out::println);
   }
 
-  static List<List<Smaps>> onlyFirst(String c, List<Phase> phases) {
+  /** Each round's readings of case {@code c} ("load" or "idle"). */
+  static List<List<Smaps>> readings(String c, List<Phase> phases) {
     List<List<Smaps>> out = new ArrayList<>();
     phases.forEach(p -> out.add(c.equals("load") ? p.load() : p.idle()));
     return out;
