@@ -157,6 +157,8 @@ public final class LoadBenchmark {
    * builds alternating in the same run; default: this build's jar. {@code
    * -Dgospan.bench.jvm.LABEL="-Xmx128m ... NAME=VALUE"}: that build's JVM options and environment
    * (words without a leading '-' are environment variables) instead of {@link #JVM} and {@link #ENV}.
+   * {@code -Dgospan.bench.config.LABEL=FILE}: that build's configuration adds FILE's YAML (the same
+   * jar under two labels measures two configurations in one run).
    * {@code -Dgospan.bench.ratios=1,0.1,0.01}: each build once per sampling ratio ({@code
    * OTEL_TRACES_SAMPLER=traceidratio}, {@code OTEL_TRACES_SAMPLER_ARG}), labelled {@code build@ratio};
    * "spans not received" then counts against that ratio of the spans.
@@ -266,6 +268,17 @@ public final class LoadBenchmark {
     CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
     // only the benchmark's own programs are traced: the machine may run other Go gRPC programs
     Files.writeString(config, configYaml(dir, exporter, receiver));
+    // -Dgospan.bench.config.LABEL=FILE: that build's configuration adds FILE's YAML (top-level keys
+    // the configuration above does not set, e.g. link: {enabled: false}): configurations A/B
+    Map<String, Path> configs = new LinkedHashMap<>();
+    for (String label : builds.keySet()) {
+      String extra = System.getProperty("gospan.bench.config." + label);
+      if (extra != null) {
+        Path c = Files.createTempFile("gospan-bench-" + label, ".yaml");
+        Files.writeString(c, configYaml(dir, exporter, receiver) + Files.readString(Path.of(extra)));
+        configs.put(label, c);
+      }
+    }
     receiverSpans = receiver != null ? receiver.spans : null;
     // -Dgospan.bench.floor=false leaves out the empty-uprobes runs
     boolean floor = Boolean.parseBoolean(System.getProperty("gospan.bench.floor", "true"));
@@ -293,7 +306,9 @@ public final class LoadBenchmark {
           java.util.Collections.rotate(order, -round);
           for (Map.Entry<String, Build> jar : order) {
             Build build = jar.getValue();
-            Process gospan = build.gospan() ? startGospan(build, config) : startPeer(build, dir, server, receiver);
+            Process gospan = build.gospan()
+                ? startGospan(build, configs.getOrDefault(jar.getKey(), config))
+                : startPeer(build, dir, server, receiver);
             try {
               // one call so the client binary is known too; then a warm-up load so the measured
               // run sees the sidecar's steady state (a sidecar runs for days), not its JIT compiling
