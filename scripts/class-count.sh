@@ -72,7 +72,7 @@ for line in "${configs[@]}"; do
   "$work/greeter-client" -addr 127.0.0.1:50551 -n $((load * 200)) -rate 200 >/dev/null
   sleep 8 # spans end, are assembled and exported (the batch processor's 5 s delay)
   cp "$work/$c.classes" "$work/$c.load"
-  grep -q "tracing pid" "$log" || echo "$c: WARNING: the greeter was not traced" >&2
+  grep -q "tracing pid" "$log" || { cat "$log" >&2; echo "$c: the greeter was not traced" >&2; exit 1; }
   kill "$s" "$g"; wait "$g" 2>/dev/null || true; wait "$s" 2>/dev/null || true
   idle_cols+=("$c=$work/$c.idle"); load_cols+=("$c=$work/$c.load")
 done
