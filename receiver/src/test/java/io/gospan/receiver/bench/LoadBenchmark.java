@@ -268,8 +268,7 @@ public final class LoadBenchmark {
     CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
     // only the benchmark's own programs are traced: the machine may run other Go gRPC programs
     Files.writeString(config, configYaml(dir, exporter, receiver));
-    // -Dgospan.bench.config.LABEL=FILE: that build's configuration adds FILE's YAML (top-level keys
-    // the configuration above does not set, e.g. link: {enabled: false}): configurations A/B
+    // -Dgospan.bench.config.LABEL=FILE (builds()): FILE holds top-level keys not set above
     Map<String, Path> configs = new LinkedHashMap<>();
     for (String label : builds.keySet()) {
       String extra = System.getProperty("gospan.bench.config." + label);
