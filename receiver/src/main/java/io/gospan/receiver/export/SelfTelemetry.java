@@ -12,7 +12,6 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.metrics.Meter;
-import io.opentelemetry.exporter.prometheus.PrometheusHttpServer;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.SdkMeterProviderBuilder;
@@ -20,7 +19,6 @@ import io.opentelemetry.sdk.metrics.export.MetricExporter;
 import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -41,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * ({@code telemetry.http}), the {@link LossReport}, and any reader given. RED metrics carry each
  * traced process's resource, so they are not on this provider: the OTLP export adds them, and
  * {@code /metrics} serves them through a reader of their own ({@code metrics.prometheus}; {@link
- * TelemetryServer#redReader}), labelled with each process's resource attributes.
+ * TelemetryServer#start}), labelled with each process's resource attributes.
  *
  * <pre>{@code
  * SelfTelemetry t = SelfTelemetry.builder(config, metadata::resource).build(); // serves /metrics
@@ -66,35 +64,33 @@ public final class SelfTelemetry implements AutoCloseable {
   private SelfTelemetry(Builder b) {
     GospanConfig config = b.config;
     SdkMeterProviderBuilder mp = SdkMeterProvider.builder().setResource(ownResource(config));
-    InetSocketAddress served = null;
-    PrometheusRegistry registry = null;
-    if (b.startServer && config.telemetry().http().enabled()) {
-      served = ConfigLoader.parseHostPort("telemetry.http.address", config.telemetry().http().address());
-      registry = new PrometheusRegistry();
-      PrometheusHttpServer server;
-      try {
-        server = TelemetryServer.start("telemetry.http.address", served, () -> healthy, registry);
-      } catch (UncheckedIOException e) { // in use: a configuration error, said in one line
-        throw new ConfigException(e.getMessage(), e);
-      }
-      mp.registerMetricReader(server);
-      log.info("telemetry endpoint on http://{}:{}/metrics and /healthz", served.getHostString(), served.getPort());
-    }
-    this.address = served;
+    boolean serve = b.startServer && config.telemetry().http().enabled();
+    InetSocketAddress served =
+        serve ? ConfigLoader.parseHostPort("telemetry.http.address", config.telemetry().http().address()) : null;
     MetricExporter exporter = null; // metrics.enabled false, or nowhere to send them (Exporters.metricExporter)
     if (config.metrics().enabled()) {
       exporter = b.metricExporter != null ? b.metricExporter : Exporters.metricExporter(config.exporter());
     }
-    boolean redServed = registry != null && config.metrics().prometheus();
+    boolean redServed = serve && config.metrics().prometheus();
     RedMetrics red = exporter != null || redServed ? new RedMetrics(b.rpcSemconv, b.resourceOf, redSettle(config)) : null;
+    if (serve) {
+      try {
+        mp.registerMetricReader(TelemetryServer.start(
+            "telemetry.http.address", served, () -> healthy, redServed ? red.reader() : null));
+      } catch (UncheckedIOException e) { // in use: a configuration error, said in one line
+        if (exporter != null) { // built above; nothing else is yet
+          exporter.shutdown();
+        }
+        throw new ConfigException(e.getMessage(), e);
+      }
+      log.info("telemetry endpoint on http://{}:{}/metrics and /healthz", served.getHostString(), served.getPort());
+    }
+    this.address = served;
     if (exporter != null) {
       mp.registerMetricReader(
           PeriodicMetricReader.builder(new RedAppendingMetricExporter(exporter, red.reader()))
               .setInterval(config.metrics().exportInterval())
               .build());
-    }
-    if (redServed) {
-      registry.register(TelemetryServer.redReader(red.reader()));
     }
     this.spanMetrics = red != null ? red : SpanMetrics.noop();
     this.exportsMetrics = exporter != null;

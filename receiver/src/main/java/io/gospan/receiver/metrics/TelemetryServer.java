@@ -6,6 +6,7 @@ import io.opentelemetry.exporter.prometheus.PrometheusHttpServer;
 import io.opentelemetry.exporter.prometheus.PrometheusMetricReader;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.export.CollectionRegistration;
+import io.opentelemetry.sdk.metrics.export.MetricReader;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -36,17 +37,20 @@ public final class TelemetryServer {
 
   /**
    * Starts listening on {@code address} ({@code host:port}); register the result on the meter
-   * provider ({@code registerMetricReader}). It serves everything registered in {@code registry}
-   * too (its own reader joins it, and leaves it at shutdown).
+   * provider ({@code registerMetricReader}). With {@code red}, {@code /metrics} also serves the
+   * RED metrics ({@link #redReader}) from the server's registry. Every Prometheus class gospan
+   * uses is reached from here: with {@code telemetry.http.enabled: false} none is loaded.
    *
    * @param key the config key of {@code address}, named in the error
+   * @param red the RED metrics to serve too, or {@code null}
    * @throws UncheckedIOException the address cannot be bound (in use, not a local address): one
    *     line naming {@code key}
    */
-  public static PrometheusHttpServer start(
-      String key, InetSocketAddress address, BooleanSupplier healthy, PrometheusRegistry registry) {
+  public static MetricReader start(String key, InetSocketAddress address, BooleanSupplier healthy, RedMetrics.Reader red) {
+    PrometheusRegistry registry = new PrometheusRegistry();
+    PrometheusHttpServer server;
     try {
-      return PrometheusHttpServer.builder()
+      server = PrometheusHttpServer.builder()
           .setPrometheusRegistry(registry)
           .setHost(address.getHostString())
           .setPort(address.getPort())
@@ -59,6 +63,10 @@ public final class TelemetryServer {
           key + ": cannot listen on " + address.getHostString() + ":" + address.getPort() + ": " + cause.getMessage(),
           cause instanceof IOException io ? io : new IOException(cause));
     }
+    if (red != null) {
+      registry.register(redReader(red)); // after the server's own reader, as before
+    }
+    return server;
   }
 
   /** Resource attributes that label the RED series on {@code /metrics}, besides every {@code k8s.*}. */
@@ -76,9 +84,9 @@ public final class TelemetryServer {
 
   /**
    * The Prometheus reader of the RED metrics: the SDK's {@link PrometheusMetricReader} over what
-   * {@code red} collects at each scrape; register it in the server's registry.
+   * {@code red} collects at each scrape, in the server's registry.
    */
-  public static PrometheusMetricReader redReader(RedMetrics.Reader red) {
+  static PrometheusMetricReader redReader(RedMetrics.Reader red) {
     PrometheusMetricReader reader = PrometheusMetricReader.builder()
         .setOtelScopeLabelsEnabled(false)
         .setTargetInfoMetricEnabled(false) // target_info is gospan's own (one target)

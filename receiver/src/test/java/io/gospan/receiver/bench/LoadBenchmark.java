@@ -169,6 +169,8 @@ public final class LoadBenchmark {
    * (words without a leading '-' are environment variables) instead of {@link #JVM} and {@link #ENV};
    * {@code -Dgospan.bench.jvm.add.LABEL=-XX:A,-XX:B}: options added to that build's (no spaces,
    * so that a script's {@code GOSPAN_BENCH_OPTS} carries them, e.g. a CDS archive).
+   * {@code -Dgospan.bench.config.LABEL=FILE}: that build's configuration adds FILE's YAML (the same
+   * jar under two labels measures two configurations in one run).
    * {@code -Dgospan.bench.ratios=1,0.1,0.01}: each build once per sampling ratio ({@code
    * OTEL_TRACES_SAMPLER=traceidratio}, {@code OTEL_TRACES_SAMPLER_ARG}), labelled {@code build@ratio};
    * "spans not received" then counts against that ratio of the spans.
@@ -282,6 +284,16 @@ public final class LoadBenchmark {
     CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
     // only the benchmark's own programs are traced: the machine may run other Go gRPC programs
     Files.writeString(config, configYaml(dir, exporter, receiver));
+    // -Dgospan.bench.config.LABEL=FILE (builds()): FILE holds top-level keys not set above
+    Map<String, Path> configs = new LinkedHashMap<>();
+    for (String label : builds.keySet()) {
+      String extra = System.getProperty("gospan.bench.config." + label);
+      if (extra != null) {
+        Path c = Files.createTempFile("gospan-bench-" + label, ".yaml");
+        Files.writeString(c, configYaml(dir, exporter, receiver) + Files.readString(Path.of(extra)));
+        configs.put(label, c);
+      }
+    }
     receiverSpans = receiver != null ? receiver.spans : null;
     // -Dgospan.bench.floor=false leaves out the empty-uprobes runs
     boolean floor = Boolean.parseBoolean(System.getProperty("gospan.bench.floor", "true"));
@@ -309,7 +321,9 @@ public final class LoadBenchmark {
           java.util.Collections.rotate(order, -round);
           for (Map.Entry<String, Build> jar : order) {
             Build build = jar.getValue();
-            Process gospan = build.gospan() ? startGospan(build, config) : startPeer(build, dir, server, receiver);
+            Process gospan = build.gospan()
+                ? startGospan(build, configs.getOrDefault(jar.getKey(), config))
+                : startPeer(build, dir, server, receiver);
             try {
               // one call so the client binary is known too; then a warm-up load so the measured
               // run sees the sidecar's steady state (a sidecar runs for days), not its JIT compiling
