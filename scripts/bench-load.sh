@@ -14,6 +14,7 @@
 # GOSPAN_BENCH_OPTS adds Java system properties without spaces, e.g. -Dgospan.bench.exporter=otlp
 # (a build's own JVM settings, -Dgospan.bench.jvm.LABEL="...": run the last line's java command,
 # docs/benchmarks.md shows it).
+# GOSPAN_BENCH_CLASS: another benchmark class of receiver/src/test/.../bench with the same set-up (scripts/bench-cold-start.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples/build.sh >/dev/null
