@@ -145,8 +145,13 @@ public final class SpanExport {
     });
   }
 
-  /** Exports what is queued, then shuts the exporters down. */
+  /**
+   * Exports what is queued, then shuts the exporters down. Flushes first ({@link #flush}, at most
+   * 10 s): the processor's own shutdown flushes once, and asked while the first span's flush runs
+   * it would take that flush's end for its own and stop before the spans queued since.
+   */
   public CompletableResultCode shutdown() {
+    flush().join(10, TimeUnit.SECONDS);
     return processor.shutdown();
   }
 
