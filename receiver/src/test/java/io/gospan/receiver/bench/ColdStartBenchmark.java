@@ -46,7 +46,6 @@ public final class ColdStartBenchmark {
     double tracedToFirstSpanS() {
       return firstSpanS - attachS;
     }
-
   }
 
   public static void main(String[] args) throws Exception {
