@@ -14,6 +14,7 @@
 # GOSPAN_BENCH_OPTS adds Java system properties without spaces, e.g. -Dgospan.bench.exporter=otlp
 # (a build's own JVM settings, -Dgospan.bench.jvm.LABEL="...": run the last line's java command,
 # docs/benchmarks.md shows it).
+# GOSPAN_BENCH_CLASS: another benchmark class of receiver/src/test/.../bench with the same set-up (scripts/bench-cold-start.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples/build.sh >/dev/null
@@ -22,4 +23,4 @@ mvn -B -q -ntp -DskipTests package
 # snapshot ~/.m2 holds (none on a new machine)
 mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
 cp=$(cat receiver/target/test-classpath.txt)
-exec java ${GOSPAN_BENCH_JARS:+-Dgospan.bench.jars=$GOSPAN_BENCH_JARS} ${GOSPAN_BENCH_OPTS:-} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"
+exec java ${GOSPAN_BENCH_JARS:+-Dgospan.bench.jars=$GOSPAN_BENCH_JARS} ${GOSPAN_BENCH_OPTS:-} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.${GOSPAN_BENCH_CLASS:-LoadBenchmark} "$@"

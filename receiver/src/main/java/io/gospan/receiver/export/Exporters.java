@@ -93,6 +93,9 @@ public final class Exporters {
       OtlpGrpcSpanExporterBuilder b = OtlpGrpcSpanExporter.builder();
       ManagedChannel channel = configure(s, r, new Setters(b::setEndpoint, b::addHeader, b::setTimeout,
           b::setCompression, b::setRetryPolicy, b::setTrustedCertificates, b::setClientTls, b::setChannel));
+      // connect now, in the channel's own threads, while the sidecar loads its probes: the first
+      // batch then finds the connection up (docs/benchmarks.md, "Cold start")
+      channel.getState(true);
       return new ChannelOwningSpanExporter(b.build(), channel);
     }
     OtlpHttpSpanExporterBuilder b = OtlpHttpSpanExporter.builder();

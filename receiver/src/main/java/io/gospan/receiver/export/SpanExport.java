@@ -13,6 +13,8 @@ import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -38,6 +40,8 @@ public final class SpanExport {
   private final Optional<ExportQueue> queue;
   /** The parts whose drops {@link #reportDrops} logs, in that order. */
   private final List<LongSupplier> dropReports;
+  /** Whether a span was queued yet: the first one is exported at once ({@link #admit}). */
+  private volatile boolean anyQueued;
 
   /** {@code addConsole}: as {@code exporter.console} says ({@link Exporters#withConsole}), after the queue. */
   private SpanExport(ExporterConfig c, SpanExporter configured, boolean addConsole, Meter meter, MeterProvider meterProvider) {
@@ -89,10 +93,22 @@ public final class SpanExport {
     return c.otlp().forSignal(OtlpSignal.TRACES).timeout().toMillis() + 1000;
   }
 
-  /** Offers a finished span; it is queued unless admission sheds its trace or the queue is full. Never blocks. */
+  /**
+   * Offers a finished span; it is queued unless admission sheds its trace or the queue is full. Never
+   * blocks. The first span queued since start is exported at once with whatever joined it while the
+   * processor's worker woke (a flush, asynchronous), not a full batch or {@code
+   * exporter.batch.schedule_delay} later: the first span reaches the collector as soon as the
+   * export path can carry it, and that path (the exporter's classes, the gRPC channel's
+   * connection) is exercised by a batch of a few spans rather than by the first full one while
+   * the queue fills behind it (docs/benchmarks.md, "Cold start").
+   */
   public void admit(SpanData span) {
     if (admission.admit(span)) {
       processor.onEnd(new FinishedReadableSpan(span));
+      if (!anyQueued) {
+        anyQueued = true; // two threads may both flush: harmless
+        processor.forceFlush();
+      }
     }
   }
 
@@ -101,13 +117,41 @@ public final class SpanExport {
     admission.eventRead(monotonicNs);
   }
 
-  /** Exports what the processor holds now. */
+  /**
+   * Exports what the processor holds now. A flush asked for while another runs (the first span's,
+   * {@link #admit}) is answered by the SDK's processor with that one, which may end before the
+   * spans queued since are exported: while spans wait after it ends, this flushes again (at most
+   * {@value #FLUSH_TRIES} times, from another thread: the processor completes a flush before it
+   * takes the next request).
+   */
   public CompletableResultCode flush() {
-    return processor.forceFlush();
+    CompletableResultCode done = new CompletableResultCode();
+    flush(done, FLUSH_TRIES);
+    return done;
   }
 
-  /** Exports what is queued, then shuts the exporters down. */
+  private static final int FLUSH_TRIES = 5;
+
+  private void flush(CompletableResultCode done, int tries) {
+    CompletableResultCode r = processor.forceFlush();
+    r.whenComplete(() -> {
+      if (!r.isSuccess()) {
+        done.fail();
+      } else if (admission.queuedSpans() > 0 && tries > 1) {
+        CompletableFuture.runAsync(() -> flush(done, tries - 1), CompletableFuture.delayedExecutor(10, TimeUnit.MILLISECONDS));
+      } else {
+        done.succeed();
+      }
+    });
+  }
+
+  /**
+   * Exports what is queued, then shuts the exporters down. Flushes first ({@link #flush}, at most
+   * 10 s): the processor's own shutdown flushes once, and asked while the first span's flush runs
+   * it would take that flush's end for its own and stop before the spans queued since.
+   */
   public CompletableResultCode shutdown() {
+    flush().join(10, TimeUnit.SECONDS);
     return processor.shutdown();
   }
 

@@ -34,6 +34,8 @@ final class CountingOtlpReceiver implements AutoCloseable {
   /** Export requests and their serialized size (bytes), OTLP/gRPC and OTLP/HTTP together. */
   final LongAdder requests = new LongAdder();
   final LongAdder requestBytes = new LongAdder();
+  /** {@link System#nanoTime} when the first request with a span came since it was last set to 0. */
+  final java.util.concurrent.atomic.AtomicLong firstSpanNanos = new java.util.concurrent.atomic.AtomicLong();
   final java.util.concurrent.atomic.LongAccumulator largestRequestBytes =
       new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
   private final Server server;
@@ -76,7 +78,11 @@ final class CountingOtlpReceiver implements AutoCloseable {
     requestBytes.add(request.length);
     largestRequestBytes.accumulate(request.length);
     try {
-      spans.add(countSpans(request));
+      long n = countSpans(request);
+      if (n > 0) {
+        firstSpanNanos.compareAndSet(0, System.nanoTime());
+      }
+      spans.add(n);
     } catch (IOException e) {
       throw new UncheckedIOException("not an OTLP ExportTraceServiceRequest", e);
     }

@@ -80,6 +80,24 @@ class BatchExportTest {
   }
 
   @Test
+  void theFirstSpanIsExportedAtOnceTheNextOnesInBatches() throws Exception {
+    GateExporter exporter = new GateExporter();
+    exporter.gate.countDown();
+    InMemoryMetricReader metrics = InMemoryMetricReader.create();
+    Events conn = new Events(40000);
+    try (Pipeline p = pipeline("{schedule_delay: 60s}", exporter, metrics)) {
+      calls(p, conn, 1, 1);
+      assertThat(OtlpGrpcReceiver.await(5_000, () -> exporter.batches.equals(List.of(1))))
+          .as("the first span exported without waiting for a full batch or the 60 s delay: %s", exporter.batches).isTrue();
+      calls(p, conn, 3, 3);
+      Thread.sleep(500);
+      assertThat(exporter.batches).as("later spans wait for their batch").containsExactly(1);
+      assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
+      assertThat(exporter.batches).containsExactly(1, 3);
+    }
+  }
+
+  @Test
   void aFullQueueDropsWithoutBlockingAndTheLogHasTheTrueCount() {
     GateExporter exporter = new GateExporter();
     InMemoryMetricReader metrics = InMemoryMetricReader.create();
@@ -141,9 +159,12 @@ class BatchExportTest {
     InMemoryMetricReader metrics = InMemoryMetricReader.create();
     ProcessedSpans processed = new ProcessedSpans(metrics);
     try (Pipeline p = pipeline("{max_export_batch_size: 4, schedule_delay: 1h}", exporter, metrics)) {
-      calls(p, new Events(40000), 1, 8);
-      assertThat(OtlpGrpcReceiver.await(10_000, () -> processed.exported() == 8)).isTrue();
-      assertThat(exporter.batches).containsOnly(4);
+      Events conn = new Events(40000);
+      calls(p, conn, 1, 1); // the first span goes at once (theFirstSpanIsExportedAtOnce...)
+      assertThat(OtlpGrpcReceiver.await(10_000, () -> processed.exported() == 1)).isTrue();
+      calls(p, conn, 3, 8);
+      assertThat(OtlpGrpcReceiver.await(10_000, () -> processed.exported() == 9)).isTrue();
+      assertThat(exporter.batches).containsExactly(1, 4, 4);
     }
   }
 }
