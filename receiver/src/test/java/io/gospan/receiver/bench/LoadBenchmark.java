@@ -170,7 +170,9 @@ public final class LoadBenchmark {
    * {@code -Dgospan.bench.jvm.add.LABEL=-XX:A,-XX:B}: options added to that build's (no spaces,
    * so that a script's {@code GOSPAN_BENCH_OPTS} carries them, e.g. a CDS archive).
    * {@code -Dgospan.bench.config.LABEL=FILE}: that build's configuration adds FILE's YAML (the same
-   * jar under two labels measures two configurations in one run).
+   * jar under two labels measures two configurations in one run); {@code
+   * -Dgospan.bench.protocol.LABEL=http/protobuf}: that build exports over OTLP/HTTP (the JDK's
+   * HTTP client) to the same receiver.
    * {@code -Dgospan.bench.ratios=1,0.1,0.01}: each build once per sampling ratio ({@code
    * OTEL_TRACES_SAMPLER=traceidratio}, {@code OTEL_TRACES_SAMPLER_ARG}), labelled {@code build@ratio};
    * "spans not received" then counts against that ratio of the spans.
@@ -266,8 +268,16 @@ public final class LoadBenchmark {
    * run other Go gRPC programs).
    */
   static String configYaml(Path dir, String exporter, CountingOtlpReceiver receiver) throws IOException {
+    return configYaml(dir, exporter, receiver, "grpc");
+  }
+
+  /** The same, exporting over OTLP {@code protocol} ({@code grpc} or {@code http/protobuf}) to {@code receiver}. */
+  static String configYaml(Path dir, String exporter, CountingOtlpReceiver receiver, String protocol) throws IOException {
+    boolean http = protocol.equals("http/protobuf");
     return "exporter:\n  type: " + exporter + "\n  file:\n    path: /dev/null\n"
-        + (receiver != null ? "  otlp:\n    endpoint: " + receiver.endpoint() + "\n" : "")
+        + (receiver != null
+            ? "  otlp:\n    protocol: " + protocol + "\n    endpoint: " + (http ? receiver.httpEndpoint() : receiver.endpoint()) + "\n"
+            : "")
         + "metrics:\n  enabled: false\n"
         + "telemetry:\n  http:\n    enabled: true\n    address: 127.0.0.1:" + TELEMETRY_PORT + "\n"
         + "discovery:\n  instrument:\n    - exe_path: \"" + dir.toRealPath() + "/*\"\n";
@@ -284,13 +294,15 @@ public final class LoadBenchmark {
     CountingOtlpReceiver receiver = exporter.equals("otlp") ? new CountingOtlpReceiver() : null;
     // only the benchmark's own programs are traced: the machine may run other Go gRPC programs
     Files.writeString(config, configYaml(dir, exporter, receiver));
-    // -Dgospan.bench.config.LABEL=FILE (builds()): FILE holds top-level keys not set above
+    // -Dgospan.bench.config.LABEL=FILE (builds()): FILE holds top-level keys not set above;
+    // -Dgospan.bench.protocol.LABEL=http/protobuf: that build exports over OTLP/HTTP to the receiver
     Map<String, Path> configs = new LinkedHashMap<>();
     for (String label : builds.keySet()) {
       String extra = System.getProperty("gospan.bench.config." + label);
-      if (extra != null) {
+      String protocol = System.getProperty("gospan.bench.protocol." + label, "grpc");
+      if (extra != null || !protocol.equals("grpc")) {
         Path c = Files.createTempFile("gospan-bench-" + label, ".yaml");
-        Files.writeString(c, configYaml(dir, exporter, receiver) + Files.readString(Path.of(extra)));
+        Files.writeString(c, configYaml(dir, exporter, receiver, protocol) + (extra != null ? Files.readString(Path.of(extra)) : ""));
         configs.put(label, c);
       }
     }
