@@ -124,6 +124,14 @@ class ComposeIT {
       assertThat(c.serverContainer()).isEqualTo(demo.containerId(DEMO_SERVER));
 
       pids.forEach((name, pid) -> System.out.printf("ComposeIT: %s after the window: %s%n", name, memory(pid)));
+      // the image's class-data-sharing archive (receiver/Dockerfile): each sidecar maps it, and the
+      // two share its clean pages (a mismatched archive would be silently left out by the JVM)
+      pids.forEach((name, pid) -> {
+        long[] archive = archivePages(pid);
+        System.out.printf("ComposeIT: %s maps the CDS archive: %d KiB resident, %d KiB shared clean%n", name, archive[0], archive[1]);
+        assertThat(archive[1]).as("%s: KiB of /opt/gospan/gospan.jsa resident and shared with the other sidecar", name)
+            .isGreaterThanOrEqualTo(8 * 1024);
+      });
       for (int port : List.of(9464, 9466)) {
         HttpResponse<String> m = get("http://127.0.0.1:" + port + "/metrics");
         assertThat(m.statusCode()).as("/metrics on %d", port).isEqualTo(200);
@@ -624,6 +632,30 @@ class ComposeIT {
           + (pss.find() ? Long.parseLong(pss.group(1)) / 1024 + " MiB PSS" : "?");
     } catch (IOException e) {
       return "(" + e + ")";
+    }
+  }
+
+  /**
+   * KiB of a process's mappings of the image's CDS archive ({@code gospan.jsa}): resident, and
+   * resident and shared clean (other processes map the same pages), from /proc/<pid>/smaps.
+   */
+  static long[] archivePages(long pid) {
+    try {
+      long rss = 0;
+      long sharedClean = 0;
+      boolean archive = false;
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "smaps"))) {
+        if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) { // a mapping's header: its path is the last field
+          archive = line.endsWith("gospan.jsa");
+        } else if (archive && line.startsWith("Rss:")) {
+          rss += Long.parseLong(line.replaceAll("\\D", ""));
+        } else if (archive && line.startsWith("Shared_Clean:")) {
+          sharedClean += Long.parseLong(line.replaceAll("\\D", ""));
+        }
+      }
+      return new long[] {rss, sharedClean};
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
   }
 
