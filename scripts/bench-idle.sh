@@ -8,8 +8,5 @@
 # -Dgospan.bench.jvm.LABEL="...", as for scripts/bench-load.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-examples/build.sh >/dev/null
-mvn -B -q -ntp -DskipTests package
-mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
-cp=$(cat receiver/target/test-classpath.txt)
+cp=$(scripts/bench-classpath.sh)
 exec java ${GOSPAN_BENCH_JARS:+-Dgospan.bench.jars=$GOSPAN_BENCH_JARS} ${GOSPAN_BENCH_OPTS:-} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.IdleBenchmark "$@"

@@ -17,10 +17,5 @@
 # GOSPAN_BENCH_CLASS: another benchmark class of receiver/src/test/.../bench with the same set-up (scripts/bench-cold-start.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-examples/build.sh >/dev/null
-mvn -B -q -ntp -DskipTests package
-# in one reactor run, so gospan's own modules resolve to their target/classes, not to whatever
-# snapshot ~/.m2 holds (none on a new machine)
-mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
-cp=$(cat receiver/target/test-classpath.txt)
+cp=$(scripts/bench-classpath.sh)
 exec java ${GOSPAN_BENCH_JARS:+-Dgospan.bench.jars=$GOSPAN_BENCH_JARS} ${GOSPAN_BENCH_OPTS:-} -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.${GOSPAN_BENCH_CLASS:-LoadBenchmark} "$@"

@@ -73,9 +73,6 @@ if [ "${1:-}" = --build-only ]; then
   exit 0
 fi
 
-examples/build.sh >/dev/null
-mvn -B -q -ntp -DskipTests package
-mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
-cp=$(cat receiver/target/test-classpath.txt)
+cp=$(scripts/bench-classpath.sh)
 exec java "-Dgospan.bench.peers=obi=$obi" "-Dgospan.bench.workloads=unary, 1 caller;unary, 16" ${GOSPAN_BENCH_OPTS:-} \
   -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.receiver.bench.LoadBenchmark "$@"

@@ -13,10 +13,7 @@
 # -Dgospan.bench.jvm.add.LABEL=-XX:A,-XX:B (options added to a build's recommended ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-examples/build.sh >/dev/null
-mvn -B -q -ntp -DskipTests package
-mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
-cp=$(cat receiver/target/test-classpath.txt)
+cp=$(scripts/bench-classpath.sh)
 jars=${GOSPAN_BENCH_JARS:-}
 cds=()
 if [[ ${GOSPAN_BENCH_CDS:-0} == 1 ]]; then

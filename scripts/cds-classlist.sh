@@ -7,10 +7,7 @@
 # server while the example client makes every call type (CdsTraining). Usage: scripts/cds-classlist.sh   (root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-examples/build.sh >/dev/null
-mvn -B -q -ntp -DskipTests package
-mvn -B -q -ntp -pl receiver -am -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/receiver/target/test-classpath.txt" >/dev/null
-cp=$(cat receiver/target/test-classpath.txt)
+cp=$(scripts/bench-classpath.sh)
 out=$PWD/receiver/src/main/cds/gospan.classlist
 tmp=$PWD/receiver/target/gospan.classlist
 rm -f "$tmp"
