@@ -2,8 +2,9 @@
 # Regenerates receiver/src/main/cds/gospan.classlist, the classes a real `gospan run` loads (the
 # JDK's and the jar's, as -XX:DumpLoadedClassList writes them), from which the image's
 # class-data-sharing archive is dumped (receiver/Dockerfile, scripts/cds-archive.sh). Run it when
-# CdsClassListTest says the list is stale (a listed class renamed, moved or removed) and after
-# changing what `run` loads (no test notices a class missing from the list). The run: this build's jar with the recommended JVM settings, tracing the example
+# CdsClassListTest says the list is stale (a listed class renamed, moved or removed), when
+# CdsClassListIT says one of gospan's classes a run loads is missing, and after a dependency upgrade
+# (no test notices a library's class missing from the list). The run: this build's jar with the recommended JVM settings, tracing the example
 # server while the example client makes every call type (CdsTraining). Usage: scripts/cds-classlist.sh   (root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
