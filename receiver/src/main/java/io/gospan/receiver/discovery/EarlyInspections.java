@@ -1,0 +1,142 @@
+package io.gospan.receiver.discovery;
+
+import io.gospan.offsets.resolve.Preference;
+import java.io.IOException;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The binaries of the processes already running when gospan starts, read on a thread of their own
+ * ({@code gospan-early-inspection}) while the export pipeline is built and the probes load: the
+ * first scan then finds their inspections done, or waits for the one under way, instead of reading
+ * each binary in turn after the probes are loaded (docs/benchmarks.md, "Cold start").
+ *
+ * <p>Only reading: a process is selected as the first scan would select it ({@link
+ * ProcessSelector#judge}: traced, or waiting for its {@code open_port}), its binary opened once
+ * ({@link PinnedFile}) and inspected ({@link BinaryInspection#inspect}, the code {@code gospan
+ * inspect} uses); nothing is attached, logged or remembered as unsuitable here. The discovery thread
+ * {@link #take}s each outcome, a failure included, and judges it as one of its own reads; a binary
+ * the first scan reaches before this thread does is claimed by the scan and read there. Ends at the
+ * end of the first scan ({@link #close}).
+ */
+public final class EarlyInspections implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Tracer.class); // discovery's log lines, as ever
+
+  /** Nothing read early: every binary is read by discovery itself. */
+  static final EarlyInspections NONE = new EarlyInspections();
+
+  /** A binary's read: the inspection, or why it failed. */
+  record Outcome(BinaryInspection inspection, IOException failure) {}
+
+  /** Claimed by the discovery thread: it reads the binary itself. */
+  private static final CompletableFuture<Outcome> CLAIMED = CompletableFuture.completedFuture(null);
+
+  private final ConcurrentMap<BinaryCache.FileIdentity, CompletableFuture<Outcome>> reads = new ConcurrentHashMap<>();
+  private final Thread thread;
+  private volatile boolean closed;
+
+  private EarlyInspections() {
+    this.thread = null;
+    this.closed = true;
+  }
+
+  private EarlyInspections(ProcFs procFs, ProcessSelector selector, Preference preference, boolean responseHeaders) {
+    this.thread = new Thread(() -> readAll(procFs, selector, preference, responseHeaders), "gospan-early-inspection");
+    thread.setDaemon(true);
+  }
+
+  /**
+   * Starts reading the binaries of the processes {@code options} selects that run now (returns at
+   * once). Nothing it finds is acted on until a {@link Sidecar} started with it scans.
+   */
+  public static EarlyInspections start(Sidecar.Options options) {
+    EarlyInspections e = new EarlyInspections(options.procFs(), options.selector(), options.preference(),
+        options.headerNames().capturesResponses());
+    e.thread.start();
+    return e;
+  }
+
+  private void readAll(ProcFs procFs, ProcessSelector selector, Preference preference, boolean responseHeaders) {
+    long t0 = System.nanoTime();
+    int read = 0;
+    try {
+      Set<Integer> pids = procFs.pids();
+      int self = (int) ProcessHandle.current().pid();
+      PortLookup ports = new PortLookup(procFs);
+      for (int pid : pids) {
+        if (closed) {
+          break;
+        }
+        if (pid == self) {
+          continue;
+        }
+        Optional<ProcessEntry> e = procFs.entry(pid);
+        if (e.isEmpty() || selector.judge(e.get(), procFs, ports) == ProcessSelector.Verdict.IGNORE) {
+          continue;
+        }
+        if (read(e.get(), preference, responseHeaders)) {
+          read++;
+        }
+      }
+    } catch (RuntimeException | LinkageError e) {
+      // the first scan reads what was not read here, and says what fails there
+      LOG.debug("early inspection stopped: {}", e.toString());
+    }
+    LOG.debug("{} binaries of running processes read early in {} ms", read, (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  /** Reads {@code p}'s binary unless it was read or claimed already; whether it was read here. */
+  private boolean read(ProcessEntry p, Preference preference, boolean responseHeaders) {
+    try (PinnedFile file = PinnedFile.open(BinaryInspections.durablePath(p))) {
+      if (!file.key().equals(p.key())) {
+        return false; // exited, and its path names another file now
+      }
+      BinaryCache.FileIdentity id = BinaryCache.FileIdentity.of(file.path());
+      CompletableFuture<Outcome> mine = new CompletableFuture<>();
+      if (reads.putIfAbsent(id, mine) != null) {
+        return false;
+      }
+      Outcome o;
+      try {
+        o = new Outcome(BinaryInspection.inspect(file.path(), preference, responseHeaders), null);
+      } catch (IOException ex) {
+        o = new Outcome(null, ex);
+      } catch (RuntimeException | Error ex) {
+        mine.complete(null); // the discovery thread reads it again, and says what fails
+        throw ex;
+      }
+      mine.complete(o);
+      return true;
+    } catch (IOException gone) {
+      return false; // exited: nothing to read
+    }
+  }
+
+  /**
+   * The early read of the binary {@code id}, waiting for it if it is under way; empty when it was
+   * not read early (it is then claimed: this thread will not read it). Discovery thread.
+   */
+  Optional<Outcome> take(BinaryCache.FileIdentity id) {
+    if (closed) {
+      return Optional.empty();
+    }
+    CompletableFuture<Outcome> f = reads.putIfAbsent(id, CLAIMED);
+    if (f == null || f == CLAIMED) {
+      return Optional.empty();
+    }
+    reads.put(id, CLAIMED); // taken once: a later read of the same file is discovery's (a cache miss, an evicted entry)
+    return Optional.ofNullable(f.join());
+  }
+
+  /** Stops reading (after the binary under way) and forgets what was not taken. Any thread. */
+  @Override
+  public void close() {
+    closed = true;
+    reads.clear();
+  }
+}
