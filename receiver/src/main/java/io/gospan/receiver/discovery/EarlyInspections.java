@@ -2,11 +2,13 @@ package io.gospan.receiver.discovery;
 
 import io.gospan.offsets.resolve.Preference;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +41,8 @@ public final class EarlyInspections implements AutoCloseable {
   private final ConcurrentMap<BinaryCache.FileIdentity, CompletableFuture<Outcome>> reads = new ConcurrentHashMap<>();
   private final Thread thread;
   private volatile boolean closed;
+  private final AtomicInteger read = new AtomicInteger();
+  private final AtomicInteger taken = new AtomicInteger();
 
   private EarlyInspections() {
     this.thread = null;
@@ -55,15 +59,18 @@ public final class EarlyInspections implements AutoCloseable {
    * once). Nothing it finds is acted on until a {@link Sidecar} started with it scans.
    */
   public static EarlyInspections start(Sidecar.Options options) {
-    EarlyInspections e = new EarlyInspections(options.procFs(), options.selector(), options.preference(),
-        options.headerNames().capturesResponses());
+    return start(options.procFs(), options.selector(), options.preference(), options.headerNames().capturesResponses());
+  }
+
+  /** As {@link #start(Sidecar.Options)}, with discovery's settings given one by one. */
+  static EarlyInspections start(ProcFs procFs, ProcessSelector selector, Preference preference, boolean responseHeaders) {
+    EarlyInspections e = new EarlyInspections(procFs, selector, preference, responseHeaders);
     e.thread.start();
     return e;
   }
 
   private void readAll(ProcFs procFs, ProcessSelector selector, Preference preference, boolean responseHeaders) {
     long t0 = System.nanoTime();
-    int read = 0;
     try {
       Set<Integer> pids = procFs.pids();
       int self = (int) ProcessHandle.current().pid();
@@ -80,14 +87,14 @@ public final class EarlyInspections implements AutoCloseable {
           continue;
         }
         if (read(e.get(), preference, responseHeaders)) {
-          read++;
+          read.incrementAndGet();
         }
       }
     } catch (RuntimeException | LinkageError e) {
       // the first scan reads what was not read here, and says what fails there
       LOG.debug("early inspection stopped: {}", e.toString());
     }
-    LOG.debug("{} binaries of running processes read early in {} ms", read, (System.nanoTime() - t0) / 1_000_000);
+    LOG.debug("{} binaries of running processes read early in {} ms", read.get(), (System.nanoTime() - t0) / 1_000_000);
   }
 
   /** Reads {@code p}'s binary unless it was read or claimed already; whether it was read here. */
@@ -129,8 +136,25 @@ public final class EarlyInspections implements AutoCloseable {
     if (f == null || f == CLAIMED) {
       return Optional.empty();
     }
+    taken.incrementAndGet();
     reads.put(id, CLAIMED); // taken once: a later read of the same file is discovery's (a cache miss, an evicted entry)
     return Optional.ofNullable(f.join());
+  }
+
+  /** Binaries read here so far. */
+  int read() {
+    return read.get();
+  }
+
+  /** Early reads the discovery thread took. */
+  int taken() {
+    return taken.get();
+  }
+
+  /** Waits until every binary of the processes running at the start was read (tests); whether they were. */
+  boolean awaitRead(Duration timeout) throws InterruptedException {
+    thread.join(timeout.toMillis());
+    return !thread.isAlive();
   }
 
   /** Stops reading (after the binary under way) and forgets what was not taken. Any thread. */
