@@ -1,5 +1,6 @@
 package io.gospan.receiver.discovery;
 
+import io.gospan.offsets.buildinfo.Printable;
 import io.gospan.offsets.resolve.Preference;
 import java.io.IOException;
 import java.time.Duration;
@@ -92,7 +93,7 @@ public final class EarlyInspections implements AutoCloseable {
       }
     } catch (RuntimeException | LinkageError e) {
       // the first scan reads what was not read here, and says what fails there
-      LOG.debug("early inspection stopped: {}", e.toString());
+      LOG.debug("early inspection stopped: {}", Printable.escape(e.toString()));
     }
     LOG.debug("{} binaries of running processes read early in {} ms", read.get(), (System.nanoTime() - t0) / 1_000_000);
   }
@@ -118,6 +119,9 @@ public final class EarlyInspections implements AutoCloseable {
         throw ex;
       }
       mine.complete(o);
+      if (closed) {
+        reads.remove(id); // closed meanwhile: nobody takes it
+      }
       return true;
     } catch (IOException gone) {
       return false; // exited: nothing to read
