@@ -1,6 +1,8 @@
 package io.gospan.offsets.catalog;
 
 import java.util.Comparator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Orders Go module versions (semantic versions, including pseudo-versions such as
@@ -13,9 +15,15 @@ public final class ModuleVersions {
   /** Semantic-version order; build metadata ({@code +incompatible}) is ignored. */
   public static final Comparator<String> ORDER = ModuleVersions::compare;
 
+  // compiled once: the catalog's parse and each lookup compare versions thousands of times (a pattern
+  // compiled per call made ~10,500 compilations for the parse and one binary's inspection, docs/benchmarks.md
+  // "Cold start")
+  private static final Pattern VALID = Pattern.compile("v[0-9]+(\\.[0-9]+){0,2}(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?");
+  private static final Pattern GO = Pattern.compile("go1\\.([0-9]+)(?:\\.([0-9]+))?((?:rc|beta)[0-9]+)?");
+
   /** Whether this is a version the order understands ({@code vMAJOR[.MINOR[.PATCH]][-pre][+meta]}). */
   public static boolean valid(String v) {
-    return v != null && v.matches("v[0-9]+(\\.[0-9]+){0,2}(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?");
+    return v != null && VALID.matcher(v).matches();
   }
 
   /**
@@ -27,8 +35,7 @@ public final class ModuleVersions {
     if (go == null) {
       return null;
     }
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("go1\\.([0-9]+)(?:\\.([0-9]+))?((?:rc|beta)[0-9]+)?").matcher(go);
+    Matcher m = GO.matcher(go);
     if (!m.matches()) {
       return null;
     }
@@ -63,8 +70,8 @@ public final class ModuleVersions {
   }
 
   private static int compareIdentifier(String x, String y) {
-    boolean nx = x.matches("[0-9]+");
-    boolean ny = y.matches("[0-9]+");
+    boolean nx = numeric(x);
+    boolean ny = numeric(y);
     if (nx && ny) {
       return x.length() != y.length() ? Integer.compare(x.length(), y.length()) : x.compareTo(y);
     }
@@ -72,6 +79,20 @@ public final class ModuleVersions {
       return nx ? -1 : 1;
     }
     return x.compareTo(y);
+  }
+
+  /** Whether {@code s} is one or more ASCII digits. */
+  private static boolean numeric(String s) {
+    if (s.isEmpty()) {
+      return false;
+    }
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < '0' || c > '9') {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** [MAJOR.MINOR.PATCH, prerelease or null]. */

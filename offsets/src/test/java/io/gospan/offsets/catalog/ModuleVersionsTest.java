@@ -28,6 +28,16 @@ class ModuleVersionsTest {
   }
 
   @Test
+  void prereleaseIdentifiersCompareNumericallyAndBeforeAlphanumericOnes() {
+    List<String> sorted = List.of("v1.0.0-1", "v1.0.0-2", "v1.0.0-10", "v1.0.0-alpha", "v1.0.0-alpha.2", "v1.0.0-alpha.10",
+        "v1.0.0-alpha.x", "v1.0.0-rc.1", "v1.0.0");
+    List<String> shuffled = new ArrayList<>(sorted);
+    java.util.Collections.reverse(shuffled);
+    shuffled.sort(ModuleVersions.ORDER);
+    assertThat(shuffled).containsExactlyElementsOf(sorted);
+  }
+
+  @Test
   void goVersionsBecomeSemanticVersions() {
     assertThat(ModuleVersions.goToSemver("go1.21.13")).isEqualTo("v1.21.13");
     assertThat(ModuleVersions.goToSemver("go1.21")).isEqualTo("v1.21.0");

@@ -4,6 +4,7 @@ import io.gospan.offsets.resolve.Preference;
 import io.gospan.receiver.bpf.BpfException;
 import io.gospan.receiver.config.ConfigException;
 import io.gospan.receiver.config.GospanConfig;
+import io.gospan.receiver.discovery.EarlyInspections;
 import io.gospan.receiver.discovery.ProcFs;
 import io.gospan.receiver.discovery.ProcessEntry;
 import io.gospan.receiver.discovery.ProcessSelector;
@@ -186,12 +187,23 @@ public final class GospanSidecar implements AutoCloseable {
               .withLinger(config.discovery().linger(), config.discovery().maxLingeringBinaries())
               .withHold(config.discovery().holdNewBinaries(), config.discovery().holdLimit());
 
-      Pipeline p = pipeline.build();
+      // the binaries of the processes running now are read while the pipeline is built and the
+      // probes load (only read: nothing is attached before the probes are loaded, and a
+      // configuration error below still fails the start before any probe is)
+      EarlyInspections early = EarlyInspections.start(options);
+      Pipeline p;
+      try {
+        p = pipeline.build();
+      } catch (RuntimeException e) {
+        early.close();
+        throw e;
+      }
       LinkService link = null;
       if (startLink && config.link().enabled() && !config.streams().linkWait().isZero()) {
         try {
           link = LinkService.start(linkSettings(config), p.assembler(), p.meter());
         } catch (IllegalArgumentException e) {
+          early.close();
           p.close();
           throw new ConfigException("link.tls: " + e.getMessage(), e);
         }
@@ -199,8 +211,9 @@ public final class GospanSidecar implements AutoCloseable {
       CompletableFuture<String> noPrivileges = new CompletableFuture<>();
       Sidecar s;
       try {
-        s = Sidecar.start(options, p::accept, listener(p, noPrivileges));
+        s = Sidecar.start(options, p::accept, listener(p, noPrivileges), early);
       } catch (RuntimeException e) {
+        early.close();
         if (link != null) {
           link.close();
         }

@@ -29,9 +29,14 @@ final class BinaryInspections {
   private final Map<ExeKey, String> skipped;
   private final LongAdder inspections;
   private final BinaryCache<BinaryInspection> cache;
+  private final EarlyInspections early;
 
-  /** Inspects as {@code options} say, recording in {@code findings}. */
-  BinaryInspections(Tracer.Options options, DiscoveryFindings findings) {
+  /**
+   * Inspects as {@code options} say, recording in {@code findings}; a binary {@code early} read
+   * already is taken from it.
+   */
+  BinaryInspections(Tracer.Options options, DiscoveryFindings findings, EarlyInspections early) {
+    this.early = early;
     this.preference = options.preference();
     this.responseHeaders = options.responseHeaders();
     this.selector = options.selector();
@@ -63,7 +68,7 @@ final class BinaryInspections {
       id = null; // the pid names another process now: no cache for this race
     }
     BinaryInspection cached = id == null ? null : cache.get(id).orElse(null);
-    BinaryInspection inspection = cached != null ? cached : inspect(p, exe, selected);
+    BinaryInspection inspection = cached != null ? cached : inspect(p, exe, id, selected);
     if (inspection == null) {
       return null;
     }
@@ -94,12 +99,15 @@ final class BinaryInspections {
     return p.reachable();
   }
 
-  /** Reads the binary; null when it is not traceable (remembered unless the process just exited). */
-  private BinaryInspection inspect(ProcessEntry p, Path exe, boolean selected) {
+  /**
+   * Reads the binary (or takes its early read, {@code id} known); null when it is not traceable
+   * (remembered unless the process just exited).
+   */
+  private BinaryInspection inspect(ProcessEntry p, Path exe, BinaryCache.FileIdentity id, boolean selected) {
     inspections.increment();
     BinaryInspection inspection;
     try {
-      inspection = BinaryInspection.inspect(exe, preference, responseHeaders);
+      inspection = read(exe, id);
     } catch (NotGoBinaryException e) {
       return skip(p, "not a Go binary", selected);
     } catch (GoBinaryException e) {
@@ -116,6 +124,17 @@ final class BinaryInspections {
       return skip(p, unsupported.get(), selected);
     }
     return inspection;
+  }
+
+  private BinaryInspection read(Path exe, BinaryCache.FileIdentity id) throws IOException {
+    Optional<EarlyInspections.Outcome> o = id == null ? Optional.empty() : early.take(id);
+    if (o.isEmpty() || o.get().failure() != null && !(o.get().failure() instanceof GoBinaryException)) {
+      return BinaryInspection.inspect(exe, preference, responseHeaders); // not read early, or not readable then: read here
+    }
+    if (o.get().failure() != null) {
+      throw o.get().failure(); // the binary's own fault: the same as read here
+    }
+    return o.get().inspection();
   }
 
   /** Remembers the binary of {@code p} as unsuitable for {@code reason}, said once; returns null. */

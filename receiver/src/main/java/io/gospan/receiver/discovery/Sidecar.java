@@ -152,7 +152,7 @@ public final class Sidecar implements AutoCloseable {
 
   private record Exit(int pid, TracedBinary binary) {}
 
-  private Sidecar(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {
+  private Sidecar(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener, EarlyInspections early) {
     this.listener = listener;
     // The tracer exists before the first event can arrive: probes attach only once it scans.
     this.probes =
@@ -166,7 +166,8 @@ public final class Sidecar implements AutoCloseable {
                 .withPreference(options.preference())
                 .withResponseHeaders(options.headerNames().capturesResponses()),
             new ProbeAttacher(probes, options.procFs(), options.linger(), options.maxLingeringBinaries()),
-            new ExitsAfterEvents(listener, exits));
+            new ExitsAfterEvents(listener, exits),
+            early);
     this.poller = new Thread(this::pollLoop, "gospan-ringbuf");
     poller.setDaemon(true);
   }
@@ -233,7 +234,19 @@ public final class Sidecar implements AutoCloseable {
    * @throws io.gospan.receiver.bpf.BpfException when the probes cannot be loaded
    */
   public static Sidecar start(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {
-    Sidecar s = new Sidecar(options, events, listener);
+    return start(options, events, listener, EarlyInspections.NONE);
+  }
+
+  /**
+   * As {@link #start(Options, Consumer, Tracer.Listener)}; the first scan takes the binaries {@code
+   * early} read meanwhile ({@link EarlyInspections#start}, with the same options) instead of reading
+   * them again. {@code early} is closed by the first scan, or by {@link #close()}; the caller closes
+   * it when this throws.
+   *
+   * @throws io.gospan.receiver.bpf.BpfException when the probes cannot be loaded
+   */
+  public static Sidecar start(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener, EarlyInspections early) {
+    Sidecar s = new Sidecar(options, events, listener, early);
     try {
       s.probes.watchExecs(s::execNotice);
       s.execsWatched = true;

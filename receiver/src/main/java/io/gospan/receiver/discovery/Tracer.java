@@ -131,6 +131,7 @@ public final class Tracer implements AutoCloseable {
   /** (binary, server copy) pairs with a ServeHTTP task queued: one task per pair at a time. */
   private final Set<String> serveHttpQueued = ConcurrentHashMap.newKeySet();
   private final CountDownLatch firstScan = new CountDownLatch(1);
+  private final EarlyInspections early;
 
   /**
    * Wires discovery's stages: watcher → matcher (with the {@code open_port} wait list) → inspection
@@ -140,13 +141,22 @@ public final class Tracer implements AutoCloseable {
    * @param listener told of traced processes
    */
   public Tracer(Options options, ProbeAttacher attacher, Listener listener) {
+    this(options, attacher, listener, EarlyInspections.NONE);
+  }
+
+  /**
+   * As {@link #Tracer(Options, ProbeAttacher, Listener)}; the binaries {@code early} reads are
+   * taken from it, which ends with the first scan.
+   */
+  public Tracer(Options options, ProbeAttacher attacher, Listener listener, EarlyInspections early) {
+    this.early = early;
     this.selector = options.selector();
     this.attacher = attacher;
     this.listener = listener;
     this.watcher = new ProcessWatcher(options.procFs());
     this.findings = new DiscoveryFindings(options.maxSkippedBinaries());
     DiscoveryStages stages = new DiscoveryStages(
-        options, watcher, attacher, listener, new BinaryInspections(options, findings), new ScanCadence(), new PortWaitList(),
+        options, watcher, attacher, listener, new BinaryInspections(options, findings, early), new ScanCadence(), new PortWaitList(),
         findings);
     this.discovery = new DiscoveryThread<>(stages, MAX_QUEUED);
   }
@@ -173,6 +183,7 @@ public final class Tracer implements AutoCloseable {
   private void periodicScanAndNext(DiscoveryStages stages) {
     try {
       discovery.guarded("scanning processes", s -> s.scan(false));
+      early.close(); // what the first scan did not take belongs to processes gone meanwhile
       firstScan.countDown();
     } finally {
       discovery.schedule(this::periodicScanAndNext, stages.nextScanDelayNanos(System.nanoTime()));
@@ -395,6 +406,7 @@ public final class Tracer implements AutoCloseable {
   /** Stops the discovery thread (a task under way ends first), then detaches everything. */
   @Override
   public void close() {
+    early.close();
     discovery.close();
     findings.traced.clear();
     attacher.close();

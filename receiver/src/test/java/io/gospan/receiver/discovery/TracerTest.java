@@ -2,6 +2,7 @@ package io.gospan.receiver.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gospan.receiver.probe.ExeKey;
 import io.gospan.receiver.testing.ExampleApps;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -193,6 +194,41 @@ class TracerTest {
       Files.delete(proc.resolve("702/exe")); // exited
       tracer.periodicScan();
       assertThat(tracer.awaitingPort()).as("forgotten once it exited").isEmpty();
+    }
+  }
+
+  @Test
+  void binariesReadEarlyAreTakenByTheFirstScanAndNotReadAgain() throws Exception {
+    Path server = ExampleApps.build().resolve("greeter-server");
+    ProcFs procFs = new ProcFs(proc);
+    // an open_port selector: discovery inspects a binary without attaching it (this tracer has no probes)
+    ProcessSelector byPort = new ProcessSelector(List.of(new ProcessSelector.Rule(null, null, 50051, null)), List.of());
+    process(800, 1000, server.toString());
+    network(800, "");
+    process(801, 1000, server.toString()); // the same binary: read once
+    network(801, "");
+    process(802, 1000, "/bin/true");
+    network(802, "");
+    EarlyInspections early = EarlyInspections.start(procFs, byPort, io.gospan.offsets.resolve.Preference.DWARF, false);
+    assertThat(early.awaitRead(java.time.Duration.ofSeconds(60))).isTrue();
+    assertThat(early.read()).as("each binary read once, before discovery starts").isEqualTo(2);
+    try (Tracer tracer = new Tracer(options(procFs, byPort), new ProbeAttacher(null, procFs), new Tracer.Listener() {}, early)) {
+      tracer.execNoticesOn(() -> 0);
+      tracer.periodicScan();
+      assertThat(early.taken()).as("the scan took both early reads").isEqualTo(2);
+      assertThat(tracer.awaitingPort()).as("judged by the early reads: grpc-go waits for its port, /bin/true does not")
+          .containsExactlyInAnyOrder(800, 801);
+      assertThat(tracer.inspections()).isEqualTo(2);
+      assertThat(tracer.holdJudge(java.time.Duration.ofSeconds(1)).judged(ExeKey.of(Path.of("/bin/true"))))
+          .as("the early read's failure (not a Go binary) is remembered as discovery's own").isTrue();
+      early.close();
+      Files.delete(proc.resolve("800/exe"));
+      process(803, 2000, server.toString()); // the cache has it: not read, not taken
+      network(803, "");
+      tracer.scan();
+      assertThat(tracer.awaitingPort()).containsExactlyInAnyOrder(801, 803);
+      assertThat(tracer.inspections()).isEqualTo(2);
+      assertThat(early.taken()).isEqualTo(2);
     }
   }
 
