@@ -65,7 +65,9 @@ final class SpanEmitter implements TraceDecisions.Emitter {
             start,
             end,
             attributes.of(s, status, h.incompleteReason()),
-            s.resource != null ? s.resource : metadata.resource(s.pid));
+            s.resource != null ? s.resource : metadata.resource(s.pid),
+            node.traceIdHigh,
+            node.traceIdLow);
     sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
   }
 }
