@@ -24,7 +24,7 @@ final class SpanIdentity {
   final String spanId;
   long startNs; // the stream's start (event time); Long.MIN_VALUE for a stub
   FlowKey flow; // servers indexed by TraceDecisions' open servers while open
-  String traceId; // null until decided
+  String traceId; // null until decided; set by traceId(id, from) only, with its halves
   long traceIdHigh; // traceId's two halves as numbers, set with it (traceId(...))
   long traceIdLow;
   SpanContext parentContext = SpanContext.getInvalid(); // set when decided
