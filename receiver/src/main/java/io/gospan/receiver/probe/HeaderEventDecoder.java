@@ -337,10 +337,12 @@ public final class HeaderEventDecoder {
     private static final VarHandle BE_LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private static boolean equal(ByteBuffer b, int at, byte[] known) {
-      VarHandle longs = b.order() == ByteOrder.LITTLE_ENDIAN ? LE_LONGS : BE_LONGS;
+      // each VarHandle used as the constant it is: the JIT inlines a constant one, not one read from a variable
+      boolean little = b.order() == ByteOrder.LITTLE_ENDIAN;
       int i = 0;
       for (; i + 8 <= known.length; i += 8) {
-        if (b.getLong(at + i) != (long) longs.get(known, i)) {
+        long k = little ? (long) LE_LONGS.get(known, i) : (long) BE_LONGS.get(known, i);
+        if (b.getLong(at + i) != k) {
           return false;
         }
       }
