@@ -1,5 +1,6 @@
 package io.gospan.receiver.export;
 
+import io.gospan.receiver.span.TraceIdBits;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.internal.OtelEncodingUtils;
@@ -183,9 +184,13 @@ final class SpanAdmission {
   boolean admit(SpanData span) {
     finished.incrementAndGet();
     long size = SpanSizes.estimateWithoutAttributes(span);
-    String traceId = span.getSpanContext().getTraceId();
-    long hash = mix(OtelEncodingUtils.longFromBase16String(traceId, 0),
-        OtelEncodingUtils.longFromBase16String(traceId, 16));
+    long hash;
+    if (span instanceof TraceIdBits bits) { // span assembly's spans: the id as numbers already
+      hash = mix(bits.traceIdHigh(), bits.traceIdLow());
+    } else {
+      String traceId = span.getSpanContext().getTraceId();
+      hash = mix(OtelEncodingUtils.longFromBase16String(traceId, 0), OtelEncodingUtils.longFromBase16String(traceId, 16));
+    }
     boolean keep;
     synchronized (this) {
       updateShedding();

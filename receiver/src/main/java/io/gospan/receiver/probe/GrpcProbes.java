@@ -140,12 +140,12 @@ public final class GrpcProbes implements AutoCloseable {
                 }
                 return;
               }
-              HeaderEventDecoder.Decoded d = decoder.decodeRecord(record);
-              if (d != null) {
-                if (d.probe().eventKind() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS) {
-                  notifyServeHttp(d);
+              HeaderEvent e = decoder.decode(record); // no Decoded per record: the probe and exe on the decoder
+              if (e != null) {
+                if (e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS) {
+                  notifyServeHttp(decoder.lastProbe(), decoder.lastExe(), e);
                 }
-                sink.accept(d.event());
+                sink.accept(e);
               }
             });
   }
@@ -258,10 +258,10 @@ public final class GrpcProbes implements AutoCloseable {
     this.serveHttp = listener;
   }
 
-  private void notifyServeHttp(HeaderEventDecoder.Decoded d) {
+  private void notifyServeHttp(GrpcProbe probe, ExeKey exe, HeaderEvent e) {
     ServeHttpListener l = serveHttp;
-    if (l != null && d.event().grpcContentType()) {
-      l.grpcServed(d.exe(), d.probe().probe().server(), d.event().pid());
+    if (l != null && e.grpcContentType()) {
+      l.grpcServed(exe, probe.probe().server(), e.pid());
     }
   }
 

@@ -7,10 +7,13 @@ import io.gospan.receiver.event.Side;
 import io.gospan.receiver.event.SocketPair;
 import io.gospan.receiver.event.StreamParent;
 import io.gospan.receiver.event.StreamParentVia;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -140,16 +143,8 @@ public final class HeaderEventDecoder {
    * @return the event, or {@code null} when the record is malformed (counted)
    */
   public HeaderEvent decode(ByteBuffer b) {
-    Decoded d = decodeRecord(b);
-    return d == null ? null : d.event();
-  }
-
-  /**
-   * Decodes one record (little-endian, position 0), with the probe that sent it.
-   *
-   * @return the record, or {@code null} when it is malformed (counted)
-   */
-  public Decoded decodeRecord(ByteBuffer b) {
+    lastProbe = null;
+    lastExe = null;
     if (b.remaining() < EventRecord.FIXED_SIZE) {
       malformed.increment();
       return null;
@@ -172,7 +167,7 @@ public final class HeaderEventDecoder {
     long ts = GrpcStructs.HeaderEvent.tsNs(b, 0);
     int exeAt = GrpcStructs.HeaderEvent.EXE;
     ExeKey exe = exeOf(pid, GrpcStructs.ExeKey.dev(b, exeAt), GrpcStructs.ExeKey.ino(b, exeAt), ts);
-    HeaderField[] fields = new HeaderField[fieldCount];
+    HeaderField[] fields = scratchFields;
     for (int i = 0; i < fieldCount; i++) {
       int at = GrpcStructs.HeaderEvent.FIELDS + i * GrpcStructs.HeaderField.SIZE;
       int nameId = GrpcStructs.HeaderField.nameId(b, at);
@@ -185,7 +180,9 @@ public final class HeaderEventDecoder {
       boolean truncated = (GrpcStructs.HeaderField.flags(b, at) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
       fields[i] = fieldCache.field(b, at + GrpcStructs.HeaderField.VALUE, len, nameId, name, truncated);
     }
-    return new Decoded(sender, exe, new HeaderEvent(
+    lastProbe = sender;
+    lastExe = exe;
+    return new HeaderEvent(
         pid,
         GrpcStructs.HeaderEvent.tid(b, 0),
         ts,
@@ -196,9 +193,56 @@ public final class HeaderEventDecoder {
         socketCache.sockets(b, fieldCount),
         GrpcStructs.HeaderEvent.streamId(b, 0),
         (flags & GrpcConstants.EVENT_END_STREAM) != 0,
-        List.of(fields),
+        fieldList(fields, fieldCount),
         (flags & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0,
-        (flags & GrpcConstants.EVENT_CONN_UNKNOWN) == 0 ? null : socketUnknown(EventRecord.decode(b))));
+        (flags & GrpcConstants.EVENT_CONN_UNKNOWN) == 0 ? null : socketUnknown(EventRecord.decode(b)));
+  }
+
+  /**
+   * Decodes one record (little-endian, position 0), with the probe that sent it.
+   *
+   * @return the record, or {@code null} when it is malformed (counted)
+   */
+  public Decoded decodeRecord(ByteBuffer b) {
+    HeaderEvent e = decode(b);
+    return e == null ? null : new Decoded(lastProbe, lastExe, e);
+  }
+
+  /** The probe that sent the record {@link #decode} last returned an event of; {@code null} after a malformed one. */
+  public GrpcProbe lastProbe() {
+    return lastProbe;
+  }
+
+  /** The sending task's executable of the record {@link #decode} last returned an event of; {@code null} after a malformed one. */
+  public ExeKey lastExe() {
+    return lastExe;
+  }
+
+  // what decode read last, for the caller that needs more than the event (no object per record)
+  private GrpcProbe lastProbe;
+  private ExeKey lastExe;
+  /** The fields of the record being decoded; copied into the event's list (one array per event, not two). */
+  private final HeaderField[] scratchFields = new HeaderField[GrpcLayouts.MAX_FIELDS];
+
+  /**
+   * The first {@code n} of {@code f} as an immutable list: {@code List.of}'s fixed-arity forms take
+   * their elements as they are ({@code List.of(E...)} would copy the array once more).
+   */
+  static List<HeaderField> fieldList(HeaderField[] f, int n) {
+    return switch (n) {
+      case 0 -> List.of();
+      case 1 -> List.of(f[0]);
+      case 2 -> List.of(f[0], f[1]);
+      case 3 -> List.of(f[0], f[1], f[2]);
+      case 4 -> List.of(f[0], f[1], f[2], f[3]);
+      case 5 -> List.of(f[0], f[1], f[2], f[3], f[4]);
+      case 6 -> List.of(f[0], f[1], f[2], f[3], f[4], f[5]);
+      case 7 -> List.of(f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+      case 8 -> List.of(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+      case 9 -> List.of(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
+      case 10 -> List.of(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]);
+      default -> List.of(java.util.Arrays.copyOf(f, n));
+    };
   }
 
   // The pid -> executable check of every record, without a map operation or an ExeKey per record:
@@ -264,11 +308,18 @@ public final class HeaderEventDecoder {
 
     HeaderField field(ByteBuffer b, int at, int len, int nameId, String name, boolean truncated) {
       int id = nameId << 1 | (truncated ? 1 : 0);
-      int h = id * 31 + len;
-      for (int i = 0; i < len; i++) {
+      // eight bytes at a time (a :path or traceparent is 30-55 bytes), in the buffer's byte order;
+      // the same bytes always hash alike within one buffer order, which is all a slot needs
+      long h = id * 31L + len;
+      int i = 0;
+      for (; i + 8 <= len; i += 8) {
+        h = (h ^ b.getLong(at + i)) * 0x9E3779B97F4A7C15L;
+      }
+      for (; i < len; i++) {
         h = h * 31 + b.get(at + i);
       }
-      int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
+      h ^= h >>> 32;
+      int slot = (int) (h ^ (h >>> 16)) & (SLOTS - 1);
       byte[] known = bytes[slot];
       if (known != null && ids[slot] == id && known.length == len && equal(b, at, known)) {
         return fields[slot];
@@ -282,8 +333,20 @@ public final class HeaderEventDecoder {
       return f;
     }
 
+    private static final VarHandle LE_LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle BE_LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
     private static boolean equal(ByteBuffer b, int at, byte[] known) {
-      for (int i = 0; i < known.length; i++) {
+      // each VarHandle used as the constant it is: the JIT inlines a constant one, not one read from a variable
+      boolean little = b.order() == ByteOrder.LITTLE_ENDIAN;
+      int i = 0;
+      for (; i + 8 <= known.length; i += 8) {
+        long k = little ? (long) LE_LONGS.get(known, i) : (long) BE_LONGS.get(known, i);
+        if (b.getLong(at + i) != k) {
+          return false;
+        }
+      }
+      for (; i < known.length; i++) {
         if (b.get(at + i) != known[i]) {
           return false;
         }

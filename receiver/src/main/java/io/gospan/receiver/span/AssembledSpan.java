@@ -12,7 +12,10 @@ import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.data.StatusData;
 import java.util.List;
 
-/** A finished span built from header events; the SDK's {@link SpanData}, so any SDK exporter takes it. */
+/**
+ * A finished span built from header events; the SDK's {@link SpanData}, so any SDK exporter takes it.
+ * {@code traceIdHigh} and {@code traceIdLow} are its span context's trace id as numbers ({@link TraceIdBits}).
+ */
 record AssembledSpan(
     String name,
     SpanKind kind,
@@ -22,8 +25,10 @@ record AssembledSpan(
     long startEpochNanos,
     long endEpochNanos,
     Attributes attributes,
-    Resource resource)
-    implements SpanData {
+    Resource resource,
+    long traceIdHigh,
+    long traceIdLow)
+    implements SpanData, TraceIdBits {
 
   static final InstrumentationScopeInfo SCOPE =
       InstrumentationScopeInfo.builder("io.gospan").setVersion(io.gospan.receiver.version.GospanVersion.get()).build();

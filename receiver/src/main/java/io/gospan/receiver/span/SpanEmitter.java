@@ -48,7 +48,7 @@ final class SpanEmitter implements TraceDecisions.Emitter {
       return;
     }
     TraceState state = s.remoteParent != null ? s.remoteParent.getTraceState() : TraceState.getDefault();
-    SpanContext ctx = SpanContext.create(node.traceId, node.spanId, TraceFlags.getSampled(), state);
+    SpanContext ctx = node.context(TraceFlags.getSampled(), state, false);
     StatusData statusData = StatusData.unset();
     if (status != null && GrpcStatus.isError(status, s.side)) {
       statusData = StatusData.create(StatusCode.ERROR, h.message() != null ? h.message() : status.name());
@@ -65,7 +65,9 @@ final class SpanEmitter implements TraceDecisions.Emitter {
             start,
             end,
             attributes.of(s, status, h.incompleteReason()),
-            s.resource != null ? s.resource : metadata.resource(s.pid));
+            s.resource != null ? s.resource : metadata.resource(s.pid),
+            node.traceIdHigh,
+            node.traceIdLow);
     sink.accept(new FinishedSpan(span, s.pid, s.side, s.fullMethod, status, end - start));
   }
 }

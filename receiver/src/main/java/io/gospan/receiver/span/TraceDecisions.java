@@ -168,7 +168,7 @@ final class TraceDecisions {
     child.inProcess = inProcess;
     child.linkNs = linkNs;
     if (!parent.undecided()) {
-      decide(child, parent.traceId, parent.asParent(!inProcess));
+      decide(child, parent.traceId, parent.asParent(!inProcess), parent);
       return true;
     }
     child.parent = parent;
@@ -203,17 +203,17 @@ final class TraceDecisions {
 
   /** Decides {@code n} as a root: a new trace id, no parent. */
   void root(SpanIdentity n) {
-    decide(n, ids.generateTraceId(), SpanContext.getInvalid());
+    decide(n, ids.generateTraceId(), SpanContext.getInvalid(), null);
   }
 
   /** Decides {@code n} as the child of {@code parent} (another process's span, or the application's traceparent). */
   void decide(SpanIdentity n, SpanContext parent) {
-    decide(n, parent.getTraceId(), parent);
+    decide(n, parent.getTraceId(), parent, null);
   }
 
   /** Decides {@code n}'s trace id, then those of every node waiting on it; emits the ended ones. */
-  private void decide(SpanIdentity n, String traceId, SpanContext parentContext) {
-    settle(n, traceId, parentContext);
+  private void decide(SpanIdentity n, String traceId, SpanContext parentContext, SpanIdentity from) {
+    settle(n, traceId, parentContext, from);
     if (n.children == null && n.heldEnd == null) { // most spans: decided at their start, nothing waits
       leaveOpen(n);
       n.parent = null;
@@ -232,7 +232,7 @@ final class TraceDecisions {
       if (x.children != null) {
         for (SpanIdentity c : x.children) {
           if (c.parent == x && c.undecided()) {
-            settle(c, x.traceId, x.asParent(!c.inProcess));
+            settle(c, x.traceId, x.asParent(!c.inProcess), x);
             work.add(c);
           }
         }
@@ -246,8 +246,8 @@ final class TraceDecisions {
    * the parent's context (remote across processes, local inside one; its sampled flag the parent's
    * decision). Name and attributes are not given: the offered samplers do not read them.
    */
-  private void settle(SpanIdentity n, String traceId, SpanContext parentContext) {
-    n.traceId = traceId;
+  private void settle(SpanIdentity n, String traceId, SpanContext parentContext, SpanIdentity from) {
+    n.traceId(traceId, from);
     n.parentContext = parentContext;
     if (alwaysOn) {
       n.sampled = true;

@@ -29,6 +29,50 @@ class RedMetricsTest {
         .orElseThrow(() -> new AssertionError("no " + name + " for " + service + " in " + data));
   }
 
+  /**
+   * The histograms' attributes are memoized per side, method and status in fewer slots than there
+   * are calls here: each series still carries its own call's attributes, in both generations.
+   */
+  @Test
+  void attributesOfManyCallsStayTheirOwn() {
+    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.DUP, RedMetricsTest::resourceOf)) {
+      RedMetrics.Reader reader = red.reader();
+      Status.Code[] codes = {Status.Code.OK, Status.Code.NOT_FOUND, Status.Code.INTERNAL};
+      for (int round = 0; round < 2; round++) {
+        for (int m = 0; m < 300; m++) {
+          for (Status.Code code : codes) {
+            // a new String each time: equal methods, not the same object
+            red.record(new FinishedSpan(null, 1, Side.SERVER, new String("p.S/M" + m), code, 1_000_000));
+            red.record(new FinishedSpan(null, 1, Side.CLIENT, new String("p.S/M" + m), code, 1_000_000));
+          }
+        }
+      }
+      Collection<MetricData> data = reader.collect();
+      for (String name : List.of("rpc.server.call.duration", "rpc.client.call.duration")) {
+        Collection<HistogramPointData> points = named(data, name, "1").getHistogramData().getPoints();
+        assertThat(points).hasSize(300 * codes.length);
+        boolean server = name.startsWith("rpc.server");
+        for (HistogramPointData p : points) {
+          assertThat(p.getCount()).isEqualTo(2);
+          String status = p.getAttributes().get(AttributeKey.stringKey("rpc.response.status_code"));
+          // NOT_FOUND is an error on the client only (GrpcStatus.isError)
+          boolean error = status.equals("INTERNAL") || (!server && status.equals("NOT_FOUND"));
+          assertThat(p.getAttributes().get(AttributeKey.stringKey("error.type"))).isEqualTo(error ? status : null);
+          assertThat(p.getAttributes().get(AttributeKey.stringKey("rpc.method"))).matches("p\\.S/M[0-9]+");
+        }
+      }
+      for (String name : List.of("rpc.server.duration", "rpc.client.duration")) {
+        Collection<HistogramPointData> points = named(data, name, "1").getHistogramData().getPoints();
+        assertThat(points).hasSize(300 * codes.length);
+        for (HistogramPointData p : points) {
+          assertThat(p.getCount()).isEqualTo(2);
+          assertThat(p.getAttributes().get(AttributeKey.stringKey("rpc.service"))).isEqualTo("p.S");
+          assertThat(p.getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code"))).isIn(0L, 5L, 13L);
+        }
+      }
+    }
+  }
+
   @Test
   void stableHistogramsPerProcessResource() {
     try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf)) {

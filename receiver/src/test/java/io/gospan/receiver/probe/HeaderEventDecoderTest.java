@@ -52,6 +52,38 @@ class HeaderEventDecoderTest {
     assertThat(decoder.malformed()).isZero();
   }
 
+  /**
+   * Every field count up to the most a record holds gives its fields in wire order, each record its
+   * own (the decoder builds each event's list from a buffer it reuses), and the probe and executable
+   * of the record decoded last.
+   */
+  @Test
+  void everyFieldCountDecodesInWireOrderIntoItsOwnList() {
+    java.util.List<String> allowed = names.names();
+    java.util.List<HeaderEvent> events = new java.util.ArrayList<>();
+    for (int n = 0; n <= GrpcLayouts.MAX_FIELDS; n++) {
+      String[] nameValues = new String[2 * n];
+      for (int i = 0; i < n; i++) {
+        nameValues[2 * i] = allowed.get(i % allowed.size());
+        nameValues[2 * i + 1] = "v" + n + "." + i + "-0123456789abcdef"; // longer than 8 bytes: the word-wise hash
+      }
+      events.add(decoder.decode(withExe(record(n, EventRecord.FIXED_SIZE + n * GrpcLayouts.HEADER_FIELD.size(), nameValues), 42, 70 + n)));
+      assertThat(decoder.lastProbe()).isSameAs(GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS);
+      assertThat(decoder.lastExe().ino()).isEqualTo(70 + n);
+    }
+    for (int n = 0; n <= GrpcLayouts.MAX_FIELDS; n++) {
+      java.util.List<io.gospan.receiver.event.HeaderField> fields = events.get(n).fields();
+      assertThat(fields).hasSize(n);
+      for (int i = 0; i < n; i++) {
+        assertThat(fields.get(i).name()).isEqualTo(allowed.get(i % allowed.size()));
+        assertThat(fields.get(i).value()).isEqualTo("v" + n + "." + i + "-0123456789abcdef");
+      }
+    }
+    assertThat(decoder.decode(record(0, EventRecord.FIXED_SIZE - 1))).isNull();
+    assertThat(decoder.lastProbe()).isNull();
+    assertThat(decoder.lastExe()).isNull();
+  }
+
   /** A unix domain socket's start: inodes in the address fields, the path block behind the fields. */
   ByteBuffer unixRecord(int fieldCount, boolean peerPath, byte[] path, String... nameValues) {
     int size = EventRecord.FIXED_SIZE + (fieldCount + 1) * GrpcLayouts.HEADER_FIELD.size();

@@ -32,7 +32,7 @@ class EndedServersTest {
   void keepsADecidedServerAsItsIds() {
     EndedServers servers = new EndedServers(LINK_WAIT, 10);
     TracedStream s = PartsFixture.stream(conn.serverStart(1, 100));
-    s.node.traceId = TraceId.fromLongs(1, 2);
+    s.node.traceId(TraceId.fromLongs(1, 2), null);
     servers.ended(s, 300, 5_000);
     EndedServers.ServerRecord found = servers.find(s.key);
     assertThat(found.node()).isNull();

@@ -31,7 +31,7 @@ class FlowIndexTest {
     FlowIndex index = new FlowIndex(LINK_WAIT, 10);
     TracedStream client = PartsFixture.stream(conn.clientStart(1, 100));
     index.started(client, client.startNs);
-    client.node.traceId = TraceId.fromLongs(7, 9);
+    client.node.traceId(TraceId.fromLongs(7, 9), null);
     index.ended(client, 200, 5_000);
     assertThat(index.inFlight(client.flow)).isNull();
     FlowIndex.ClientRecord found = index.covering(serverSees(1), 200);
@@ -59,7 +59,7 @@ class FlowIndexTest {
     assertThat(index.covering(serverSees(1), 150)).isNotNull(); // kept the remote wait, not link_wait
     index.expire(5_000 + 3 * LINK_WAIT); // still undecided: kept another remote wait (its chain waits)
     assertThat(index.covering(serverSees(1), 150).stream()).isSameAs(client);
-    client.node.traceId = TraceId.fromLongs(7, 9); // decided meanwhile: forgotten at the end of that wait
+    client.node.traceId(TraceId.fromLongs(7, 9), null); // decided meanwhile: forgotten at the end of that wait
     index.expire(5_000 + 6 * LINK_WAIT - 1);
     assertThat(index.covering(serverSees(1), 150)).isNotNull();
     index.expire(5_000 + 6 * LINK_WAIT);

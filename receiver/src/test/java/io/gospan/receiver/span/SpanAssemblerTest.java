@@ -64,6 +64,24 @@ class SpanAssemblerTest {
         SdkMeterProvider.builder().registerMetricReader(metrics).build().get("test"), out::add, IdGenerator.random());
   }
 
+  /**
+   * After every test here: each exported span's trace id as numbers ({@link TraceIdBits}, what export
+   * admits it by) is its span context's trace id, whichever way its trace id was decided (a root, a
+   * client span's, a traceparent's, another gospan's, remembered ids of an ended span).
+   */
+  @org.junit.jupiter.api.AfterEach
+  void traceIdBitsAreTheSpanContextsTraceId() {
+    for (FinishedSpan f : out) {
+      if (f.span() == null) {
+        continue;
+      }
+      String traceId = f.span().getSpanContext().getTraceId();
+      TraceIdBits bits = (TraceIdBits) f.span();
+      assertThat(io.opentelemetry.api.trace.TraceId.fromLongs(bits.traceIdHigh(), bits.traceIdLow()))
+          .as("trace id bits of %s", f.span().getName()).isEqualTo(traceId);
+    }
+  }
+
   void feed(HeaderEvent... events) {
     for (HeaderEvent e : events) {
       assembler.accept(e);

@@ -29,7 +29,7 @@ class SpanEmitterTest {
   void emitsTheSpanOfAnEndedStreamWithItsIdsTimesAndStatus() {
     TracedStream s = PartsFixture.stream(conn.serverStart(1, 1_000));
     s.resource = new FakeMetadata().resource(Events.SERVER_PID);
-    s.node.traceId = TRACE_ID;
+    s.node.traceId(TRACE_ID, null);
     s.node.parentContext = SpanContext.createFromRemoteParent(TRACE_ID, PARENT_ID, TraceFlags.getSampled(), TraceState.getDefault());
     emitter.emit(new EndedSpan(s, 3_000, Status.Code.INTERNAL, "boom", null), s.node);
 
@@ -52,7 +52,7 @@ class SpanEmitterTest {
   @Test
   void anEndBeforeTheStartIsClampedAndAClientSpanIsNotCountedLinked() {
     TracedStream c = PartsFixture.stream(conn.clientStart(1, 5_000));
-    c.node.traceId = TRACE_ID;
+    c.node.traceId(TRACE_ID, null);
     emitter.emit(new EndedSpan(c, 4_000, Status.Code.OK, null, null), c.node);
     SpanData span = out.get(0).span();
     assertThat(span.getKind()).isEqualTo(SpanKind.CLIENT);
@@ -67,7 +67,7 @@ class SpanEmitterTest {
   @Test
   void aSpanNotSampledGoesWithoutItsSpanButWithWhatRedMetricsNeed() {
     TracedStream s = PartsFixture.stream(conn.serverStart(1, 1_000));
-    s.node.traceId = TRACE_ID;
+    s.node.traceId(TRACE_ID, null);
     s.node.sampled = false;
     emitter.emit(new EndedSpan(s, 3_500, Status.Code.NOT_FOUND, "gone", null), s.node);
     FinishedSpan f = out.get(0);
