@@ -28,10 +28,10 @@ import org.junit.jupiter.api.Test;
  * dependency is upgraded, which regenerating the list after an upgrade covers).
  */
 class CdsClassListIT {
-  /** {@code [0.123s][info][class,load] NAME source: ...}. */
   /** The calls made below, each a server span (the configuration selects the server by its port). */
   private static final long SERVER_SPANS = 4 * (50 + 5);
 
+  /** {@code [0.123s][info][class,load] NAME source: ...}. */
   private static final Pattern LOADED = Pattern.compile("\\[class,load\\s*\\]\\s+(\\S+)\\s+source:");
 
   @Test
