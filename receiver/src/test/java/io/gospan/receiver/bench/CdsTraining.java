@@ -23,10 +23,25 @@ public final class CdsTraining {
   private CdsTraining() {}
 
   public static void main(String[] args) throws Exception {
+    long spans = run(List.of(args), 200, 20_000);
+    System.err.println("received spans: " + spans);
+  }
+
+  /**
+   * One training run: this build's jar with the recommended JVM settings plus {@code jvmOptions},
+   * tracing the example server while the client makes {@code callsPerType} calls of each call type
+   * (and a tenth as many failing ones), 20 that miss their deadline, then {@code bulk} unary calls
+   * at 8 in flight (0: none); stopped with SIGTERM 5 s later.
+   *
+   * @return the spans the receiver counted (server spans only: the configuration selects the
+   *     server by its port)
+   * @throws IllegalStateException gospan did not trace, or did not stop within 60 s of SIGTERM
+   */
+  static long run(List<String> jvmOptions, int callsPerType, int bulk) throws Exception {
     Path dir = ExampleApps.build();
     LoadBenchmark.Build plain = LoadBenchmark.builds().values().iterator().next();
     List<String> jvm = new ArrayList<>(plain.jvm());
-    jvm.addAll(List.of(args));
+    jvm.addAll(jvmOptions);
     LoadBenchmark.Build build = new LoadBenchmark.Build(plain.jar(), List.copyOf(jvm), plain.env(), null);
     CountingOtlpReceiver receiver = new CountingOtlpReceiver();
     Path config = Files.createTempFile("gospan-cds", ".yaml");
@@ -35,12 +50,16 @@ public final class CdsTraining {
       Files.writeString(config, PssBenchmark.configYaml(dir, receiver, telemetry, LoadBenchmark.freePort(), server.port()));
       Process gospan = LoadBenchmark.startGospan(build, config, telemetry);
       try {
+        String n = Integer.toString(callsPerType);
+        String failing = Integer.toString(Math.max(1, callsPerType / 10));
         for (String rpc : List.of("unary", "server-stream", "client-stream", "bidi")) {
-          ExampleApps.runClient(dir, server.address(), "-rpc", rpc, "-n", "200", "-concurrency", "4", "-quiet");
-          ExampleApps.runClient(dir, server.address(), "-rpc", rpc, "-n", "20", "-fail-code", "NOT_FOUND", "-quiet");
+          ExampleApps.runClient(dir, server.address(), "-rpc", rpc, "-n", n, "-concurrency", "4", "-quiet");
+          ExampleApps.runClient(dir, server.address(), "-rpc", rpc, "-n", failing, "-fail-code", "NOT_FOUND", "-quiet");
         }
         ExampleApps.runClient(dir, server.address(), "-n", "20", "-delay-ms", "50", "-deadline", "10ms", "-quiet");
-        ExampleApps.runClient(dir, server.address(), "-n", "20000", "-concurrency", "8", "-conns", "4", "-quiet");
+        if (bulk > 0) {
+          ExampleApps.runClient(dir, server.address(), "-n", Integer.toString(bulk), "-concurrency", "8", "-conns", "4", "-quiet");
+        }
         Thread.sleep(5000); // the last spans exported, the reader's and exporter's timers run
         LoadBenchmark.scrape(telemetry);
       } finally {
@@ -50,7 +69,8 @@ public final class CdsTraining {
           throw new IllegalStateException("gospan did not stop within 60 s of SIGTERM");
         }
       }
-      System.err.println("gospan exited with status " + gospan.exitValue() + "; received spans: " + receiver.spans.sum());
+      System.err.println("gospan exited with status " + gospan.exitValue());
+      return receiver.spans.sum();
     } finally {
       receiver.close();
       Files.deleteIfExists(config);
