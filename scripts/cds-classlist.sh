@@ -16,7 +16,7 @@ java -cp "receiver/target/test-classes:receiver/target/classes:$cp" io.gospan.re
 test -s "$tmp"
 {
   echo "# The classes a real \`gospan run\` loaded (scripts/cds-classlist.sh wrote this; do not edit): the"
-  echo "# image's class-data-sharing archive holds them (receiver/Dockerfile). CdsClassListTest notices a stale list."
+  echo "# image's class-data-sharing archive holds them (receiver/Dockerfile). CdsClassListTest and CdsClassListIT notice a stale list."
   grep -v -e '^#' -e '/\$Proxy[0-9]' "$tmp" # proxies are generated, never found by name
 } > "$out"
 echo "cds-classlist.sh: $out: $(grep -vc '^[#@]' "$out") classes" >&2
