@@ -77,16 +77,6 @@ public final class HeaderEventDecoder {
     return malformed.sum();
   }
 
-  /**
-   * A decoded record: the event, and what user space needs beyond it.
-   *
-   * @param probe the probe that sent the record (its {@link GrpcProbe#eventKind()} is the event's
-   *     kind; {@link GrpcProbe#probe()} tells the HTTP/2 server copy of a ServeHTTP-path record)
-   * @param exe the sending task's executable
-   * @param event the event
-   */
-  public record Decoded(GrpcProbe probe, ExeKey exe, HeaderEvent event) {}
-
   private static final int PROBE_BYTE = GrpcStructs.HeaderEvent.PROBE;
 
   static {
@@ -199,16 +189,10 @@ public final class HeaderEventDecoder {
   }
 
   /**
-   * Decodes one record (little-endian, position 0), with the probe that sent it.
-   *
-   * @return the record, or {@code null} when it is malformed (counted)
+   * The probe that sent the record {@link #decode} last returned an event of ({@link
+   * GrpcProbe#eventKind()} is the event's kind; {@link GrpcProbe#probe()} tells the HTTP/2 server copy
+   * of a ServeHTTP-path record); {@code null} after a malformed one.
    */
-  public Decoded decodeRecord(ByteBuffer b) {
-    HeaderEvent e = decode(b);
-    return e == null ? null : new Decoded(lastProbe, lastExe, e);
-  }
-
-  /** The probe that sent the record {@link #decode} last returned an event of; {@code null} after a malformed one. */
   public GrpcProbe lastProbe() {
     return lastProbe;
   }

@@ -184,10 +184,10 @@ class HeaderEventDecoderTest {
       ByteBuffer b = record(0, EventRecord.FIXED_SIZE);
       b.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) p.id());
       b.putLong(GrpcLayouts.HEADER_EVENT.offset("exe") + GrpcLayouts.EXE_KEY.offset("ino"), 77);
-      HeaderEventDecoder.Decoded d = decoder.decodeRecord(b);
-      assertThat(d.probe()).isSameAs(p);
-      assertThat(d.event().probe()).isEqualTo(ProbeKind.HTTP2_SERVER_PROCESS_HEADERS);
-      assertThat(d.exe().ino()).isEqualTo(77);
+      HeaderEvent e = decoder.decode(b);
+      assertThat(decoder.lastProbe()).isSameAs(p);
+      assertThat(e.probe()).isEqualTo(ProbeKind.HTTP2_SERVER_PROCESS_HEADERS);
+      assertThat(decoder.lastExe().ino()).isEqualTo(77);
     }
     assertThat(GrpcProbe.NETHTTP_PROCESS_HEADERS.probe().server()).isNotEqualTo(GrpcProbe.XNET_PROCESS_HEADERS.probe().server());
   }
