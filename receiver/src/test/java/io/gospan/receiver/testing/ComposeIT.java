@@ -284,45 +284,59 @@ class ComposeIT {
       // the window opens once gospan-server traces (its start-up is not what this test measures)
       demo.awaitFirstServerSpanAfter(Instant.EPOCH);
       Jaeger jaeger = demo.jaeger();
+      // a span first seen in poll k's answer reached Jaeger's store after poll k-1 read it (so
+      // after poll k-1 was sent) and before poll k read it (so before poll k's answer came): its
+      // arrival is bracketed by poll k-1's send and poll k's send (an answer's transfer and
+      // parsing, 100s of ms on a loaded machine, are not the span's)
       Map<String, Instant> firstSeen = new HashMap<>();
+      Map<String, Instant> notYetSeen = new HashMap<>();
       Map<String, JsonNode> spans = new HashMap<>();
+      Instant previousSent = null;
       Instant until = Instant.now().plusSeconds(20);
       while (Instant.now().isBefore(until)) {
-        // a span first seen in this poll's answer was stored before Jaeger read its store, after
-        // this poll was sent: its arrival is taken as the send (an answer's transfer and parsing,
-        // 100s of ms on a loaded machine, are not the span's); spans that started in the last 10 s
+        // spans that started in the last 10 s
         Instant sent = Instant.now();
         for (JsonNode t : jaeger.tracesSince(DEMO_SERVER, sent.minusSeconds(10))) {
           for (JsonNode s : t.path("spans")) {
             String id = s.path("spanID").asText();
             if (firstSeen.putIfAbsent(id, sent) == null) {
               spans.put(id, s);
+              if (previousSent != null) {
+                notYetSeen.put(id, previousSent);
+              }
             }
           }
         }
+        previousSent = sent;
         sleep(Duration.ofMillis(100));
       }
       // spans that ended after the first poll (earlier ones were already there when it looked)
       Instant firstPoll = firstSeen.values().stream().min(Instant::compareTo).orElseThrow();
       List<Long> delaysMs = new ArrayList<>();
+      List<Long> surelyAfterMs = new ArrayList<>();
       spans.forEach((id, s) -> {
         assertThat(s.path("references")).as("server span %s references", id).isEmpty();
         Instant end = micros(s.path("startTime").asLong() + s.path("duration").asLong());
         if (end.isAfter(firstPoll.plusSeconds(1))) {
           delaysMs.add(Duration.between(end, firstSeen.get(id)).toMillis());
+          surelyAfterMs.add(Duration.between(end, notYetSeen.get(id)).toMillis());
         }
       });
       delaysMs.sort(Long::compare);
-      System.out.printf("ComposeIT: without the client's gospan: %d server spans, end -> in Jaeger: median %d ms, max %d ms%n",
+      surelyAfterMs.sort(Long::compare);
+      System.out.printf("ComposeIT: without the client's gospan: %d server spans, end -> in Jaeger: median %d ms, max %d ms"
+              + " (not yet in Jaeger: max %d ms after the end)%n",
           delaysMs.size(), delaysMs.isEmpty() ? -1 : delaysMs.get(delaysMs.size() / 2),
-          delaysMs.isEmpty() ? -1 : delaysMs.get(delaysMs.size() - 1));
+          delaysMs.isEmpty() ? -1 : delaysMs.get(delaysMs.size() - 1),
+          surelyAfterMs.isEmpty() ? -1 : surelyAfterMs.get(surelyAfterMs.size() - 1));
       assertThat(delaysMs).as("server spans seen").hasSizeGreaterThanOrEqualTo(30);
       // gospan lets a span go within link_wait + 1 s (link_wait + 500 ms for a remote link's
       // answer, then up to 500 ms to the expiry timer's next run at this rate); + 100 ms to its
       // batch (quick-export.yml), + 200 ms in Jaeger's batch processor (its all-in-one config's
-      // `batch`, the collector's default timeout), + 100 ms between this test's polls
-      assertThat(delaysMs.get(delaysMs.size() - 1)).as("longest time from a span's end to Jaeger, ms")
-          .isLessThanOrEqualTo(LINK_WAIT.plusSeconds(1).plusMillis(100 + 200 + 100).toMillis());
+      // `batch`, the collector's default timeout). Asserted on what is certain: no span was still
+      // missing from Jaeger longer than that after its end (the poll before the one that saw it)
+      assertThat(surelyAfterMs.get(surelyAfterMs.size() - 1)).as("longest time a span was not yet in Jaeger after its end, ms")
+          .isLessThanOrEqualTo(LINK_WAIT.plusSeconds(1).plusMillis(100 + 200).toMillis());
       String metrics = get("http://127.0.0.1:9464/metrics").body();
       assertThat(counter(metrics, "gospan_link_lookups_sent_total")).as("link lookups sent").isPositive();
       assertThat(counter(metrics, "gospan_link_lookups_unanswered_total") + counter(metrics, "gospan_link_peers_unreachable_total"))
