@@ -51,11 +51,13 @@ public final class Libbpf {
 
   /**
    * Sets {@link #ASM_PROPERTY} to {@code false} unless the command line set it: the proxy saves the
-   * class generation at each start (~40 ms of a fresh JVM's ~110–180 ms to both libraries bound
-   * here, with the jar's CDS archive; docs/benchmarks.md, "jnr-ffi's loader at start") and costs
-   * ~0.1 µs more a call (a call of {@code epoll_wait}: ~0.17 µs through the generated class,
-   * ~0.28 µs through the proxy), paid per poll of the ring buffer (at most 50 a second), never
-   * per record. No effect once jnr-ffi has loaded a library.
+   * class generation at each start (in a fresh JVM, binding discovery's libc and this class's two
+   * libraries: 64 ms median instead of 83 with a CDS archive, 143 instead of 169 without, and
+   * ~0.04 s less CPU; docs/benchmarks.md, "jnr-ffi's proxy binding; the ServeHTTP programs in a
+   * second object") and costs ~0.1 µs more a call ({@code epoll_wait}: ~0.17 µs through the
+   * generated class, ~0.28 µs through the proxy), paid per poll of the ring buffer (at most 50 a
+   * second), never per record. Process-wide: it binds Capstone's functions too. No effect once
+   * jnr-ffi has loaded a library.
    */
   static void preferProxyBinding() {
     if (System.getProperty(ASM_PROPERTY) == null) {
