@@ -41,7 +41,32 @@ public final class Libbpf {
   /** Strongly referenced for the life of the process: libbpf keeps the function pointer. */
   private final LibbpfNative.PrintFn printFn;
 
+  /**
+   * jnr-ffi's choice of loader, read once, when jnr-ffi loads its first library (jnr-ffi 2.2's
+   * {@code NativeLibraryLoader}): {@code true}, its default, generates a class implementing the whole
+   * interface with ASM at each start; {@code false} returns a {@link java.lang.reflect.Proxy} that
+   * binds each function on its first call.
+   */
+  static final String ASM_PROPERTY = "jnr.ffi.asm.enabled";
+
+  /**
+   * Sets {@link #ASM_PROPERTY} to {@code false} unless the command line set it: the proxy saves the
+   * class generation at each start (in a fresh JVM, binding discovery's libc and this class's two
+   * libraries: 64 ms median instead of 83 with a CDS archive, 143 instead of 169 without, and
+   * ~0.04 s less CPU; docs/benchmarks.md, "jnr-ffi's proxy binding; the ServeHTTP programs in a
+   * second object") and costs ~0.1 µs more a call ({@code epoll_wait}: ~0.17 µs through the
+   * generated class, ~0.28 µs through the proxy), paid per poll of the ring buffer (at most 50 a
+   * second), never per record. Process-wide: a library jnr-ffi loads later (Capstone's) is bound the
+   * same way. No effect once jnr-ffi has loaded a library.
+   */
+  static void preferProxyBinding() {
+    if (System.getProperty(ASM_PROPERTY) == null) {
+      System.setProperty(ASM_PROPERTY, "false");
+    }
+  }
+
   private Libbpf() {
+    preferProxyBinding();
     this.lib =
         LibraryLoader.create(LibbpfNative.class)
             .failImmediately()

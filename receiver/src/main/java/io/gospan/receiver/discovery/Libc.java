@@ -11,6 +11,11 @@ final class Libc {
   final Runtime runtime;
 
   private Libc() {
+    // jnr-ffi's proxy binding instead of a class generated with ASM at each start, unless the command
+    // line chose (io.gospan.receiver.bpf.Libbpf#preferProxyBinding; whichever library loads first decides).
+    if (System.getProperty("jnr.ffi.asm.enabled") == null) {
+      System.setProperty("jnr.ffi.asm.enabled", "false");
+    }
     this.lib = LibraryLoader.create(LibcNative.class).failImmediately().load("c");
     this.runtime = Runtime.getRuntime(lib);
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.gospan.receiver.probe.GrpcLayouts;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +33,19 @@ class BpfObjectIT {
       assertThat(obj.map("events").type()).isEqualTo(BpfMap.BPF_MAP_TYPE_RINGBUF);
       assertThat(obj.map("probe_counters").isPerCpu()).isTrue();
     }
+  }
+
+  @Test
+  void bindsEachFunctionThroughJnrFfisProxyUnlessTheCommandLineChoseItsGeneratedClass() {
+    String chosen = System.getProperty(Libbpf.ASM_PROPERTY);
+    Libbpf libbpf = Libbpf.get();
+    boolean generated = chosen != null && Boolean.parseBoolean(chosen);
+    assertThat(Proxy.isProxyClass(libbpf.lib.getClass())).isEqualTo(!generated);
+    assertThat(Proxy.isProxyClass(libbpf.libc.getClass())).isEqualTo(!generated);
+    assertThat(System.getProperty(Libbpf.ASM_PROPERTY)).isEqualTo(generated ? chosen : "false");
+    // errno saved by @SaveError through the proxy: closing a descriptor never opened
+    assertThat(libbpf.libc.close(-1)).isEqualTo(-1);
+    assertThat(Libbpf.describeErrno(libbpf.lastErrno())).startsWith("EBADF");
   }
 
   @Test

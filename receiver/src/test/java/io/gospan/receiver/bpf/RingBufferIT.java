@@ -29,10 +29,16 @@ class RingBufferIT {
     int bpf_prog_test_run_opts(int progFd, Pointer opts);
   }
 
-  private static final TestRun TEST_RUN = LibraryLoader.create(TestRun.class).failImmediately().load("libbpf.so.1");
+  private static final TestRun TEST_RUN = loadTestRun();
   private static final int RING_BYTES = 1 << 14;
   private static final int DISCARD_EVERY = 7;
   private static final int MAX_RECORD = 400;
+
+  /** After {@link Libbpf#get()}: jnr-ffi's loader is chosen by the first library loaded, as in the sidecar. */
+  private static TestRun loadTestRun() {
+    Libbpf.get();
+    return LibraryLoader.create(TestRun.class).failImmediately().load("libbpf.so.1");
+  }
 
   /** One record as read: its sequence number and whether its bytes are the ones written. */
   record Read(long seq, int length, boolean intact) {}
