@@ -50,12 +50,8 @@ final class RecentEnds {
   private boolean[] sampled;
   private Object[] node;
   private Object[] stream;
-  /**
-   * Hash index, twice the slots: the key's hash (high 32 bits) and slot + 1 (low 32); 0 = empty.
-   * The hash beside the slot lets a probe pass other keys without reading the {@code hash} column
-   * at their slots (a cache miss each: the slots of an index's neighbours are far apart).
-   */
-  private long[] index;
+  /** Hash index: slot + 1, 0 = empty; twice the slots. */
+  private int[] index;
 
   /** @param maxEntries at most this many live entries (≥ 1) */
   RecentEnds(int maxEntries) {
@@ -83,7 +79,7 @@ final class RecentEnds {
     sampled = new boolean[slots];
     node = new Object[slots];
     stream = new Object[slots];
-    index = new long[slots * 2];
+    index = new int[slots * 2];
   }
 
   /** Live entries. */
@@ -99,12 +95,9 @@ final class RecentEnds {
   private int find(int h, long a, long b, Object ref) {
     int mask = index.length - 1;
     for (int pos = h & mask; index[pos] != 0; pos = (pos + 1) & mask) {
-      long e = index[pos];
-      if ((int) (e >>> 32) == h) {
-        int slot = (int) e - 1;
-        if (keyA[slot] == a && keyB[slot] == b && Objects.equals(keyRef[slot], ref)) {
-          return slot;
-        }
+      int slot = index[pos] - 1;
+      if (hash[slot] == h && keyA[slot] == a && keyB[slot] == b && Objects.equals(keyRef[slot], ref)) {
+        return slot;
       }
     }
     return -1;
@@ -147,7 +140,12 @@ final class RecentEnds {
     sampled[slot] = spanSampled;
     node[slot] = nodeRef;
     stream[slot] = streamRef;
-    indexSlot(h, slot);
+    int mask = index.length - 1;
+    int pos = h & mask;
+    while (index[pos] != 0) {
+      pos = (pos + 1) & mask;
+    }
+    index[pos] = slot + 1;
     return slot;
   }
 
@@ -233,7 +231,7 @@ final class RecentEnds {
   private void kill(int slot) {
     int mask = index.length - 1;
     int pos = hash[slot] & mask;
-    while ((int) index[pos] != slot + 1) {
+    while (index[pos] != slot + 1) {
       pos = (pos + 1) & mask;
     }
     unindex(pos);
@@ -260,7 +258,7 @@ final class RecentEnds {
       if (index[j] == 0) {
         break;
       }
-      int home = (int) (index[j] >>> 32) & mask;
+      int home = hash[index[j] - 1] & mask;
       // the entry at j may move to the hole unless its home lies cyclically in (hole, j]
       boolean stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
       if (!stays) {
@@ -308,21 +306,16 @@ final class RecentEnds {
       sampled[i] = sa[from];
       node[i] = nd[from];
       stream[i] = st[from];
-      indexSlot(hash[i], i);
+      int mask = index.length - 1;
+      int pos = hash[i] & mask;
+      while (index[pos] != 0) {
+        pos = (pos + 1) & mask;
+      }
+      index[pos] = i + 1;
       i++;
     }
     head = 0;
     used = i;
-  }
-
-  /** Puts {@code slot}, whose key hashes to {@code h}, into the index. */
-  private void indexSlot(int h, int slot) {
-    int mask = index.length - 1;
-    int pos = h & mask;
-    while (index[pos] != 0) {
-      pos = (pos + 1) & mask;
-    }
-    index[pos] = ((long) h << 32) | (slot + 1);
   }
 
   private static int hash(long a, long b, Object ref) {
