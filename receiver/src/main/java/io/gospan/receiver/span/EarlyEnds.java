@@ -41,7 +41,7 @@ final class EarlyEnds {
 
   /** Removes and returns the end kept for {@code key}, or {@code null}. */
   HeaderEvent take(StreamKey key) {
-    Early e = ends.remove(key);
+    Early e = ends.isEmpty() ? null : ends.remove(key); // most starts: none held, and no key hashed
     return e == null ? null : e.event();
   }
 

@@ -56,6 +56,11 @@ final class ParentLinks {
   private final LinkedHashMap<StreamKey, PendingParent> pendingParents = new LinkedHashMap<>();
   /** Processes seen serving (a server stream or a StreamParent), least recently seen first. */
   private final LinkedHashMap<Integer, Boolean> servingPids;
+  /**
+   * The pid put last into {@link #servingPids} (its most recently seen), 0 when unknown: seeing it
+   * again changes nothing there, so a server's every start does not box its pid and move it.
+   */
+  private int lastServingPid;
 
   ParentLinks(StreamTable streams, EndedServers endedServers, TraceDecisions decisions, IdGenerator ids,
       AssemblyCounters counters, long linkWaitNs, int maxPending) {
@@ -82,7 +87,7 @@ final class ParentLinks {
 
   /** A valid StreamParent, linking enabled: links its client span, or waits for its client stream's start. */
   void accept(StreamParent p, long now) {
-    servingPids.put(p.pid(), Boolean.TRUE);
+    serving(p.pid());
     StreamKey clientKey = new StreamKey(p.pid(), p.connectionId(), p.streamId(), Side.CLIENT);
     TracedStream client = streams.get(clientKey);
     SpanIdentity node = client != null ? client.node : decisions.openClient(clientKey);
@@ -112,7 +117,10 @@ final class ParentLinks {
 
   /** Process {@code pid} serves (a server stream started): its client spans may get a StreamParent. */
   void serving(int pid) {
-    servingPids.put(pid, Boolean.TRUE);
+    if (pid != lastServingPid) {
+      servingPids.put(pid, Boolean.TRUE);
+      lastServingPid = pid;
+    }
   }
 
   /** Whether process {@code pid} was seen serving (and not forgotten). */
@@ -122,6 +130,9 @@ final class ParentLinks {
 
   void processExited(int pid) {
     servingPids.remove(pid);
+    if (pid == lastServingPid) {
+      lastServingPid = 0;
+    }
   }
 
   /** Removes and returns the StreamParent that waits for client stream {@code key} to start, or {@code null}. */

@@ -295,14 +295,13 @@ public final class SpanAssembler {
     if (e.probe() == ProbeKind.HTTP2_SERVER_PROCESS_HEADERS && !e.grpcContentType()) {
       return; // another HTTP/2 request of a server that also serves gRPC through ServeHTTP
     }
-    StreamKey key = StreamKey.of(e);
     if (isStart(e)) {
-      start(key, e, now);
+      start(StreamKey.of(e), e, now);
     } else {
-      TracedStream s = streams.get(key);
+      TracedStream s = streams.get(e.pid(), e.connectionId(), e.streamId(), e.side()); // no key object per event
       if (s == null) {
         if (isFinal(e) && linkWaitNs > 0) {
-          if (earlyEnds.hold(key, e, now)) {
+          if (earlyEnds.hold(StreamKey.of(e), e, now)) {
             counters.unmatched(1);
           }
         } else {

@@ -37,6 +37,9 @@ final class SpanIdentity {
   long decideBy; // open nodes and stubs: processing time they are decided at
   boolean stub;
   boolean inOpenNodes;
+  boolean inOpenList; // in TraceDecisions' list of open nodes, between these two
+  SpanIdentity openOlder;
+  SpanIdentity openNewer;
   boolean remoteWait; // open, asked another gospan: waits in TraceDecisions' remote waits
   long seq; // the remote waits' tie-break
 

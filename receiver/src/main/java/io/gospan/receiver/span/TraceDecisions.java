@@ -13,7 +13,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -57,8 +56,13 @@ final class TraceDecisions {
   private final Map<FlowKey, SpanIdentity> openServers = new HashMap<>();
   /** Open client nodes by key: a StreamParent links the one it names. */
   private final Map<StreamKey, SpanIdentity> openClients = new HashMap<>();
-  /** Open nodes in {@code decideBy} order (every deadline is some now + link_wait). */
-  private final LinkedHashSet<SpanIdentity> openNodes = new LinkedHashSet<>();
+  /**
+   * Open nodes in {@code decideBy} order (every deadline is some now + link_wait): a list through
+   * the nodes ({@link SpanIdentity#openOlder}, {@link SpanIdentity#openNewer}), its oldest and
+   * newest here; no entry object and no identity hash per node, as a {@code LinkedHashSet} took.
+   */
+  private SpanIdentity oldestOpen;
+  private SpanIdentity newestOpen;
   /** Open server nodes that asked another gospan, by {@code decideBy} (extended by {@link #extendRemoteWait}). */
   private final TreeSet<SpanIdentity> remoteNodes =
       new TreeSet<>(Comparator.<SpanIdentity>comparingLong(n -> n.decideBy).thenComparingLong(n -> n.seq));
@@ -87,10 +91,46 @@ final class TraceDecisions {
   void open(SpanIdentity n, long now) {
     n.decideBy = now + linkWaitNs;
     n.inOpenNodes = true;
-    openNodes.add(n);
+    addOpen(n);
     if (n.key.side() == Side.CLIENT) {
       openClients.put(n.key, n);
     }
+  }
+
+  /** Appends {@code n} to the open nodes' list (as a set's add: nothing when it is there). */
+  private void addOpen(SpanIdentity n) {
+    if (n.inOpenList) {
+      return;
+    }
+    n.inOpenList = true;
+    n.openOlder = newestOpen;
+    n.openNewer = null;
+    if (newestOpen != null) {
+      newestOpen.openNewer = n;
+    } else {
+      oldestOpen = n;
+    }
+    newestOpen = n;
+  }
+
+  /** Takes {@code n} out of the open nodes' list, if there. */
+  private void removeOpen(SpanIdentity n) {
+    if (!n.inOpenList) {
+      return;
+    }
+    n.inOpenList = false;
+    if (n.openOlder != null) {
+      n.openOlder.openNewer = n.openNewer;
+    } else {
+      oldestOpen = n.openNewer;
+    }
+    if (n.openNewer != null) {
+      n.openNewer.openOlder = n.openOlder;
+    } else {
+      newestOpen = n.openOlder;
+    }
+    n.openOlder = null;
+    n.openNewer = null;
   }
 
   /** Leaves the server node {@code n} open, findable by {@code flow} (a reused flow: the older one stays open, unindexed). */
@@ -102,7 +142,7 @@ final class TraceDecisions {
 
   /** Moves the open server node {@code n} to the remote waits, decided at {@code until} unless answered. */
   void waitRemote(SpanIdentity n, long until) {
-    openNodes.remove(n);
+    removeOpen(n);
     n.remoteWait = true;
     n.decideBy = until;
     n.seq = remoteSeq++;
@@ -141,7 +181,7 @@ final class TraceDecisions {
       if (n.remoteWait) {
         remoteNodes.remove(n);
       } else {
-        openNodes.remove(n);
+        removeOpen(n);
       }
       if (n.key.side() == Side.CLIENT) {
         openClients.remove(n.key, n);
@@ -277,8 +317,8 @@ final class TraceDecisions {
 
   /** Makes roots of the open nodes whose wait ends at or before {@code now}. */
   void expire(long now) {
-    while (!openNodes.isEmpty()) {
-      SpanIdentity n = openNodes.iterator().next();
+    while (oldestOpen != null) {
+      SpanIdentity n = oldestOpen;
       if (n.decideBy > now) {
         break;
       }
@@ -295,7 +335,11 @@ final class TraceDecisions {
 
   /** Makes roots of every open node, and of any held span left (none should be: every linked chain starts at an open node or a stub). */
   void decideAll() {
-    for (SpanIdentity n : List.copyOf(openNodes)) {
+    List<SpanIdentity> open = new ArrayList<>();
+    for (SpanIdentity n = oldestOpen; n != null; n = n.openNewer) {
+      open.add(n);
+    }
+    for (SpanIdentity n : open) {
       root(n);
     }
     for (SpanIdentity n : List.copyOf(remoteNodes)) {

@@ -47,6 +47,9 @@ final class TracedStream {
   Resource resource;
   String httpStatus;
   boolean truncated;
+  /** The streams started just before and after it, while in flight ({@link StreamTable}'s start order). */
+  TracedStream older;
+  TracedStream newer;
 
   TracedStream(StreamKey key, HeaderEvent e, long deadline, SpanContext remoteParent, SpanIdentity node) {
     this.key = key;

@@ -165,4 +165,25 @@ class ParentLinksTest {
     links.processExited(3);
     assertThat(links.isServing(3)).isFalse();
   }
+
+  @Test
+  void aProcessSeenServingAgainAndAgainStaysTheMostRecentAndComesBackAfterItsExit() {
+    ParentLinks links = links(2);
+    links.serving(1);
+    links.serving(2);
+    links.serving(2); // the most recent already
+    links.serving(2);
+    links.serving(3); // forgets 1, not 2
+    assertThat(links.isServing(1)).isFalse();
+    assertThat(links.isServing(2)).isTrue();
+    links.serving(3);
+    links.processExited(3);
+    assertThat(links.isServing(3)).isFalse();
+    links.serving(3); // seen again after its exit: remembered again
+    assertThat(links.isServing(3)).isTrue();
+    links.serving(4); // forgets 2
+    assertThat(links.isServing(2)).isFalse();
+    assertThat(links.isServing(3)).isTrue();
+    assertThat(links.isServing(4)).isTrue();
+  }
 }

@@ -44,6 +44,33 @@ class TraceDecisionsTest {
   }
 
   @Test
+  void openNodesBecomeRootsInTheOrderTheyWereOpenedWhateverLeftTheirWaitBetween() {
+    List<TracedStream> clients = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      TracedStream c = client(2 * i + 1);
+      clients.add(c);
+      decisions.open(c.node, 5_000 + i);
+    }
+    TracedStream parent = server(1);
+    decisions.root(parent.node);
+    decisions.link(clients.get(2).node, parent.node, true, 120); // the middle one leaves the wait
+    decisions.link(clients.get(0).node, parent.node, true, 120); // the oldest
+    decisions.link(clients.get(5).node, parent.node, true, 120); // the newest
+    decisions.expire(5_000 + 3 + LINK_WAIT);
+    assertThat(clients.get(1).node.traceId).isNotNull().isNotEqualTo(parent.node.traceId); // a root
+    assertThat(clients.get(3).node.traceId).isNotNull().isNotEqualTo(parent.node.traceId);
+    assertThat(clients.get(4).node.undecided()).isTrue();
+    assertThat(decisions.openClient(clients.get(4).key)).isSameAs(clients.get(4).node);
+    TracedStream late = client(21);
+    decisions.open(late.node, 6_000); // opened after the list emptied to one node
+    decisions.decideAll();
+    assertThat(clients.get(4).node.undecided()).isFalse();
+    assertThat(late.node.undecided()).isFalse();
+    assertThat(decisions.openClient(late.key)).isNull();
+    decisions.expire(Long.MAX_VALUE); // nothing left open
+  }
+
+  @Test
   void aLinkedSpanWaitsHeldForItsParentsTraceIdThenIsEmitted() {
     TracedStream c = client(1);
     TracedStream s = server(1);
