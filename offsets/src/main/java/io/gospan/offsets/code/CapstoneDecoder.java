@@ -127,6 +127,12 @@ public final class CapstoneDecoder implements X86Decoder {
   }
 
   private static CapstoneDecoder load() throws DecoderUnavailableException {
+    // jnr-ffi's proxy binding, as the sidecar's libbpf and libc (receiver's Libbpf#preferProxyBinding):
+    // jnr-ffi reads jnr.ffi.asm.enabled once, at the first library it loads, which is this one when a
+    // binary is read before the probes load; unless the command line chose
+    if (System.getProperty("jnr.ffi.asm.enabled") == null) {
+      System.setProperty("jnr.ffi.asm.enabled", "false");
+    }
     Throwable last = null;
     for (String name : List.of("libcapstone.so.5", "libcapstone.so.4")) {
       Native lib;

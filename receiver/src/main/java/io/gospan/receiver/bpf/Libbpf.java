@@ -56,8 +56,9 @@ public final class Libbpf {
    * ~0.04 s less CPU; docs/benchmarks.md, "jnr-ffi's proxy binding; the ServeHTTP programs in a
    * second object") and costs ~0.1 µs more a call ({@code epoll_wait}: ~0.17 µs through the
    * generated class, ~0.28 µs through the proxy), paid per poll of the ring buffer (at most 50 a
-   * second), never per record. Process-wide: a library jnr-ffi loads later (Capstone's) is bound the
-   * same way. No effect once jnr-ffi has loaded a library.
+   * second), never per record. Process-wide, and decided by the first library jnr-ffi loads: discovery's
+   * libc and the offsets module's Capstone decoder (which reads binaries before the probes load) set it
+   * the same way. No effect once jnr-ffi has loaded a library.
    */
   static void preferProxyBinding() {
     if (System.getProperty(ASM_PROPERTY) == null) {
