@@ -159,8 +159,11 @@ class ShortLivedClientIT {
       System.out.printf("20 runs of a lingering binary: 20 of 20 calls traced and linked; client lifetime median %d ms (min %d, max %d)%n",
           lives.get(10), lives.get(0), lives.get(19));
       assertThat(tracer.inspections()).as("the client binary was not read again").isEqualTo(inspections);
-      // nothing of the clients is left but the lingering binary
+      // nothing of the clients is left but the lingering binary (discovery forgets a pid before it
+      // marks its binary lingering: the test awaits both, not the first alone)
       await(() -> runs.stream().noneMatch(r -> tracer.isTraced(r.pid())), Duration.ofSeconds(10), "the clients forgotten");
+      await(() -> attached(tracer, clientKey).map(TracedBinary::lingering).orElse(false), Duration.ofSeconds(10),
+          "the client binary lingering after its last run");
       assertThat(attached(tracer, clientKey)).hasValueSatisfying(b -> {
         assertThat(b.lingering()).isTrue();
         assertThat(b.pids()).isEmpty();
