@@ -18,8 +18,14 @@ import java.util.Objects;
  * stream).
  *
  * <p>Entries are kept in insertion order in a ring; a hash index (open addressing, linear probing,
- * at most half full) finds them. Putting a key again removes its older entry first (it leaves a
- * dead slot in the ring, reclaimed when it becomes the oldest, or when the full ring is rebuilt).
+ * at most half full) finds them. An index entry holds the slot plus one in its low bits and the
+ * key hash's low bits in the bits the largest ring leaves spare (17 at {@code maxSlots} 2^14): a
+ * probe rejects another key's position, and removal's backward shift finds an entry's home
+ * position, without reading the slot's columns at random (the thread that puts sleeps between
+ * polls: those reads are cache misses). When the spare bits do not cover the index's position bits
+ * ({@code maxSlots} above 2^15), the shift reads the hash column instead. Putting a key again
+ * removes its older entry first (it leaves a dead slot in the ring, reclaimed when it becomes the
+ * oldest, or when the full ring is rebuilt).
  * The ring grows by doubling, from 256 slots up to the first power of two not below {@code
  * maxEntries}; {@link #put} drops the oldest live entries beyond {@code maxEntries}. So it behaves
  * as an insertion-ordered map bounded at {@code maxEntries} whose eldest entries are dropped.
@@ -31,6 +37,11 @@ final class RecentEnds {
 
   private final int maxEntries;
   private final int maxSlots;
+  /** Index entry bits holding slot + 1 (up to {@code maxSlots}); the bits above hold the hash's low bits. */
+  private final int slotBits;
+  private final int slotMask;
+  /** Whether the tag covers every position bit of the largest index: an entry's home is read from it. */
+  private final boolean tagHoldsHome;
   private int head; // the oldest slot (live or dead); the ring is [head, head + used)
   private int used; // slots in the ring, live or dead
   private int live;
@@ -50,7 +61,7 @@ final class RecentEnds {
   private boolean[] sampled;
   private Object[] node;
   private Object[] stream;
-  /** Hash index: slot + 1, 0 = empty; twice the slots. */
+  /** Hash index: (hash's low bits << slotBits) | (slot + 1), 0 = empty; twice the slots. */
   private int[] index;
 
   /** @param maxEntries at most this many live entries (≥ 1) */
@@ -61,6 +72,9 @@ final class RecentEnds {
     this.maxEntries = maxEntries;
     int p = Integer.highestOneBit(Math.min(maxEntries, 1 << 29));
     this.maxSlots = p >= maxEntries ? p : p << 1; // the first power of two not below it (2^29 at most)
+    this.slotBits = Integer.numberOfTrailingZeros(maxSlots) + 1;
+    this.slotMask = (1 << slotBits) - 1;
+    this.tagHoldsHome = 32 - slotBits >= slotBits; // the index's position bits: log2(2 maxSlots) = slotBits
     allocate(Math.min(INITIAL_SLOTS, maxSlots));
   }
 
@@ -94,8 +108,12 @@ final class RecentEnds {
 
   private int find(int h, long a, long b, Object ref) {
     int mask = index.length - 1;
-    for (int pos = h & mask; index[pos] != 0; pos = (pos + 1) & mask) {
-      int slot = index[pos] - 1;
+    int tag = h << slotBits;
+    for (int pos = h & mask, e; (e = index[pos]) != 0; pos = (pos + 1) & mask) {
+      if ((e & ~slotMask) != tag) {
+        continue; // another key's entry, told by its tag: its slot not read
+      }
+      int slot = (e & slotMask) - 1;
       if (hash[slot] == h && keyA[slot] == a && keyB[slot] == b && Objects.equals(keyRef[slot], ref)) {
         return slot;
       }
@@ -145,7 +163,7 @@ final class RecentEnds {
     while (index[pos] != 0) {
       pos = (pos + 1) & mask;
     }
-    index[pos] = slot + 1;
+    index[pos] = entry(h, slot);
     return slot;
   }
 
@@ -230,8 +248,10 @@ final class RecentEnds {
   /** Removes a live slot's entry from the index and marks it dead (the ring reclaims it in order). */
   private void kill(int slot) {
     int mask = index.length - 1;
-    int pos = hash[slot] & mask;
-    while (index[pos] != slot + 1) {
+    int h = hash[slot];
+    int e = entry(h, slot);
+    int pos = h & mask;
+    while (index[pos] != e) {
       pos = (pos + 1) & mask;
     }
     unindex(pos);
@@ -258,7 +278,8 @@ final class RecentEnds {
       if (index[j] == 0) {
         break;
       }
-      int home = hash[index[j] - 1] & mask;
+      int e = index[j];
+      int home = (tagHoldsHome ? e >>> slotBits : hash[(e & slotMask) - 1]) & mask;
       // the entry at j may move to the hole unless its home lies cyclically in (hole, j]
       boolean stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
       if (!stays) {
@@ -311,11 +332,16 @@ final class RecentEnds {
       while (index[pos] != 0) {
         pos = (pos + 1) & mask;
       }
-      index[pos] = i + 1;
+      index[pos] = entry(hash[i], i);
       i++;
     }
     head = 0;
     used = i;
+  }
+
+  /** The index entry of {@code slot} with hash {@code h}: never 0 (slot + 1 ≥ 1). */
+  private int entry(int h, int slot) {
+    return (h << slotBits) | (slot + 1);
   }
 
   private static int hash(long a, long b, Object ref) {

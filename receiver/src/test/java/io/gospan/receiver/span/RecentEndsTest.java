@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,45 +18,95 @@ import org.junit.jupiter.api.Test;
  * initial ring, compared after each step: size, the oldest entry, and a lookup of every key.
  */
 class RecentEndsTest {
-  record Key(long a, long b, String ref) {}
+  record Key(long a, long b, Object ref) {}
+
+  /** A key reference equal by its number only, all of one hash code: every key of one (a, b) hashes alike. */
+  record Collider(int n) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Collider c && c.n == n;
+    }
+
+    @Override
+    public int hashCode() {
+      return 7;
+    }
+  }
 
   record Value(long start, long end, long keepUntil, long traceHigh, long traceLow, long span, boolean sampled, Object node) {}
 
   @Test
   void behavesAsAnInsertionOrderedMapBoundedAtItsEntries() {
     for (int max : new int[] {1, 2, 3, 7, 64, 255, 256, 257, 600, 1000}) {
-      Random r = new Random(max * 31L);
-      RecentEnds t = new RecentEnds(max);
-      LinkedHashMap<Key, Value> model = new LinkedHashMap<>();
-      int keys = Math.max(4, max * 3 / 2);
-      for (int step = 0; step < 20_000; step++) {
-        int op = r.nextInt(10);
-        if (op < 7) {
-          Key k = key(r, keys);
-          Value v = new Value(r.nextLong(), r.nextLong(), step, r.nextLong(), r.nextLong(), r.nextLong(), r.nextBoolean(),
-              r.nextBoolean() ? "node" + step : null);
-          t.put(k.a(), k.b(), k.ref(), v.start(), v.end(), v.keepUntil(), v.node(), null, v.traceHigh(), v.traceLow(), v.span(),
-              v.sampled());
-          model.remove(k);
-          while (model.size() >= max) {
-            Iterator<Key> it = model.keySet().iterator();
-            it.next();
-            it.remove();
-          }
-          model.put(k, v);
-        } else if (op < 9) {
-          t.removeOldest();
-          if (!model.isEmpty()) {
-            Iterator<Key> it = model.keySet().iterator();
-            it.next();
-            it.remove();
-          }
-        } else if (r.nextInt(200) == 0) {
-          t.clear();
-          model.clear();
-        }
-        check(t, model, keys, r, max, step);
+      compare(max, Math.max(4, max * 3 / 2), RecentEndsTest::key);
+    }
+  }
+
+  /**
+   * Keys of one full hash (so one tag in the index): the index tells them apart by their slots'
+   * keys only; and keys whose hashes share the index entry's tag bits but not all bits.
+   */
+  @Test
+  void keysWhoseHashesCollideStayApart() {
+    for (int max : new int[] {1, 3, 64, 300}) {
+      compare(max, Math.max(4, max * 3 / 2), k -> new Key(5, 9, new Collider(k)));
+      compare(max, Math.max(4, max * 3 / 2), k -> new Key(5, 9, k % 3 == 0 ? null : new Collider(k % 5)));
+    }
+    // 64 keys whose hashes agree in their low 20 bits (the tag and home bits of a 2^11-slot table), not in all
+    List<Key> alike = new ArrayList<>();
+    for (long a = 0; alike.size() < 64; a++) {
+      Key k = new Key(a, 3, null);
+      if ((RecentEnds.hash(a, 3, 0) & 0xFFFFF) == (RecentEnds.hash(0, 3, 0) & 0xFFFFF)) {
+        alike.add(k);
       }
+    }
+    assertThat(alike.stream().map(k -> RecentEnds.hash(k.a(), 3, 0)).distinct()).hasSize(64);
+    for (int max : new int[] {2, 16, 2048}) {
+      compare(max, alike.size(), alike::get);
+    }
+  }
+
+  /**
+   * Above 2^15 slots an index entry's tag no longer holds its home position: the backward shift
+   * reads the hash column instead; the same behaviour.
+   */
+  @Test
+  void behavesAlikeWhereTheTagDoesNotHoldTheHome() {
+    compare(40_000, 60_000, RecentEndsTest::key);
+    compare(40_000, 200, k -> new Key(5, 9, new Collider(k)));
+  }
+
+  private static void compare(int max, int keys, IntFunction<Key> keyOf) {
+    Random r = new Random(max * 31L + keys);
+    RecentEnds t = new RecentEnds(max);
+    LinkedHashMap<Key, Value> model = new LinkedHashMap<>();
+    for (int step = 0; step < 20_000; step++) {
+      int op = r.nextInt(10);
+      if (op < 7) {
+        Key k = keyOf.apply(r.nextInt(keys));
+        Value v = new Value(r.nextLong(), r.nextLong(), step, r.nextLong(), r.nextLong(), r.nextLong(), r.nextBoolean(),
+            r.nextBoolean() ? "node" + step : null);
+        t.put(k.a(), k.b(), k.ref(), v.start(), v.end(), v.keepUntil(), v.node(), null, v.traceHigh(), v.traceLow(), v.span(),
+            v.sampled());
+        model.remove(k);
+        while (model.size() >= max) {
+          Iterator<Key> it = model.keySet().iterator();
+          it.next();
+          it.remove();
+        }
+        model.put(k, v);
+      } else if (op < 9) {
+        t.removeOldest();
+        if (!model.isEmpty()) {
+          Iterator<Key> it = model.keySet().iterator();
+          it.next();
+          it.remove();
+        }
+      } else if (r.nextInt(200) == 0) {
+        t.clear();
+        model.clear();
+      }
+      check(t, model, keys, keyOf, max, step);
     }
   }
 
@@ -91,13 +142,13 @@ class RecentEndsTest {
     }
   }
 
-  private static Key key(Random r, int keys) {
-    int k = r.nextInt(keys);
+  private static Key key(int k) {
     // few distinct references, consecutive numbers: hashes close together
     return new Key(2L * k + 1, k % 3 == 0 ? 0 : 0x7f000001L + k % 5, k % 4 == 0 ? null : "ep" + (k % 7));
   }
 
-  private static void check(RecentEnds t, LinkedHashMap<Key, Value> model, int keys, Random r, int max, int step) {
+  private static void check(
+      RecentEnds t, LinkedHashMap<Key, Value> model, int keys, IntFunction<Key> keyOf, int max, int step) {
     String at = "bound " + max + ", step " + step;
     assertThat(t.size()).as(at).isEqualTo(model.size());
     int oldest = t.oldest();
@@ -115,7 +166,7 @@ class RecentEndsTest {
       return; // every key now and then: the whole content
     }
     for (int k = 0; k < keys; k++) {
-      Key key = new Key(2L * k + 1, k % 3 == 0 ? 0 : 0x7f000001L + k % 5, k % 4 == 0 ? null : "ep" + (k % 7));
+      Key key = keyOf.apply(k);
       Value v = model.get(key);
       int slot = t.find(key.a(), key.b(), key.ref());
       if (v == null) {
@@ -130,7 +181,7 @@ class RecentEndsTest {
     }
     List<Key> order = new ArrayList<>();
     for (int slot : t.liveSlots()) {
-      order.add(new Key(t.keyA(slot), t.keyB(slot), (String) t.keyRef(slot)));
+      order.add(new Key(t.keyA(slot), t.keyB(slot), t.keyRef(slot)));
     }
     assertThat(order).as(at).containsExactlyElementsOf(model.keySet());
   }
