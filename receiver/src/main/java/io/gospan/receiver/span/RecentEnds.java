@@ -25,10 +25,10 @@ import java.util.Objects;
  * polls: those reads are cache misses). When the spare bits do not cover the index's position bits
  * ({@code maxSlots} above 2^15), the shift reads the hash column instead. Putting a key again
  * removes its older entry first (it leaves a dead slot in the ring, reclaimed when it becomes the
- * oldest, or when the full ring is rebuilt).
- * The ring grows by doubling, from 256 slots up to the first power of two not below {@code
- * maxEntries}; {@link #put} drops the oldest live entries beyond {@code maxEntries}. So it behaves
- * as an insertion-ordered map bounded at {@code maxEntries} whose eldest entries are dropped.
+ * oldest, or when the full ring is rebuilt). The ring grows by doubling, from 256 slots up to the
+ * first power of two not below {@code maxEntries}; {@link #put} drops the oldest live entries
+ * beyond {@code maxEntries}. So it behaves as an insertion-ordered map bounded at {@code
+ * maxEntries} whose eldest entries are dropped.
  *
  * <p>Not thread-safe: the assembler's lock guards it.
  */
