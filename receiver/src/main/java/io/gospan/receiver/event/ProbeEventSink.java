@@ -5,9 +5,10 @@ import java.util.function.Consumer;
 /**
  * Where the ring buffer's reader hands decoded {@link ProbeEvent}s: one at a time ({@link
  * #accept}), or the events of one poll in runs of up to a few hundred ({@link #acceptAll}), in the
- * ring buffer's order either way. A run lets the receiver share per-event work among its events
- * (span assembly's lock entry and clock read: ~0.1 µs an event, docs/benchmarks.md "Events in
- * batches").
+ * ring buffer's order either way. A run lets the receiver share per-event work among its events:
+ * span assembly's lock entry and clock read (the clock read alone was ~0.09 µs a span of the ring
+ * buffer thread's ~1.0 in the profile of docs/benchmarks.md "The ring buffer thread's span assembly";
+ * the A/B is in "The ring buffer thread's events in runs").
  */
 public interface ProbeEventSink extends Consumer<ProbeEvent> {
 

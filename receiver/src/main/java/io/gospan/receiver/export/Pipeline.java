@@ -106,8 +106,8 @@ public final class Pipeline implements ProbeEventSink, AutoCloseable {
    * Feeds {@code events[from]} to {@code events[to - 1]}, in order, as {@link #accept} would each:
    * span assembly takes them under one entry of its lock and one clock read ({@link
    * SpanAssembler#acceptAll}); the read lag is sampled on the same events as one at a time (the
-   * first of each run of 8 counted), all against one read of the clock made as the run starts, so
-   * an event's lag is its age when the reader hands it over, as before. An event whose handling
+   * first of each run of 8 counted), all against one read of the clock made as the run is handed
+   * over, so an event's lag is its age when the reader hands it over, as before. An event whose handling
    * throws does not keep the others from being fed: the first exception is thrown after the last
    * one. The reader's thread; never waits for export.
    */

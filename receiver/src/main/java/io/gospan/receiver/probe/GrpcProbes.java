@@ -190,7 +190,7 @@ public final class GrpcProbes implements AutoCloseable {
     } catch (RuntimeException e) {
       sinkFailures++;
       if (Long.bitCount(sinkFailures) == 1) {
-        LOG.warn("handing events to span assembly failed ({} run(s) so far)", sinkFailures, e);
+        LOG.warn("the event sink failed on a run of events ({} run(s) so far)", sinkFailures, e);
       }
     } finally {
       java.util.Arrays.fill(batch, 0, n, null);
