@@ -69,14 +69,6 @@ public final class RedMetrics implements SpanMetrics {
   private volatile int allReaders;
 
   private final Map<Integer, PerProcess> processes = new ConcurrentHashMap<>();
-  static final int RECENT_SLOTS = 64;
-  /**
-   * The processes spans were recorded for lately, by pid, direct-mapped: a span of one of them
-   * finds its histograms without boxing its pid and looking it up in {@link #processes} (an entry
-   * is taken only while it is not {@link PerProcess#dropped}). Written by {@link #record}'s thread,
-   * cleared by {@link #drop}: a slot is one reference, so a race costs one more map look-up.
-   */
-  private final PerProcess[] recent = new PerProcess[RECENT_SLOTS];
   /** Pids that exited (oldest first, bounded): an entry made for one of them goes once the readers collected it. */
   private final java.util.Set<Integer> exited = java.util.Collections.newSetFromMap(new java.util.LinkedHashMap<>() {
     @Override
@@ -131,22 +123,17 @@ public final class RedMetrics implements SpanMetrics {
     if (!f.complete() || closed) {
       return;
     }
-    int slot = f.pid() & (RECENT_SLOTS - 1);
-    PerProcess p = recent[slot]; // no boxed pid and no map look-up per span
-    if (p == null || p.pid != f.pid() || p.dropped) {
-      p = processes.get(f.pid()); // first: computeIfAbsent's capturing lambda is an allocation per span
-      if (p == null) {
-        p = processes.computeIfAbsent(f.pid(), pid -> {
-          PerProcess n = new PerProcess(pid, resourceOf.apply(pid));
-          synchronized (exited) {
-            if (exited.contains(pid)) {
-              n.exit(nanoTime.getAsLong());
-            }
+    PerProcess p = processes.get(f.pid()); // first: computeIfAbsent's capturing lambda is an allocation per span
+    if (p == null) {
+      p = processes.computeIfAbsent(f.pid(), pid -> {
+        PerProcess n = new PerProcess(resourceOf.apply(pid));
+        synchronized (exited) {
+          if (exited.contains(pid)) {
+            n.exit(nanoTime.getAsLong());
           }
-          return n;
-        });
-      }
-      recent[slot] = p;
+        }
+        return n;
+      });
     }
     boolean server = f.side() == Side.SERVER;
     CallAttributes a = callAttributes(f.side(), f.method(), f.status());
@@ -222,11 +209,6 @@ public final class RedMetrics implements SpanMetrics {
 
   private void drop(int pid, PerProcess p) {
     if (processes.remove(pid, p)) {
-      p.dropped = true;
-      int slot = pid & (RECENT_SLOTS - 1);
-      if (recent[slot] == p) {
-        recent[slot] = null;
-      }
       p.provider.close();
     }
   }
@@ -270,20 +252,13 @@ public final class RedMetrics implements SpanMetrics {
   @Override
   public void close() {
     closed = true;
-    processes.values().forEach(p -> {
-      p.dropped = true;
-      p.provider.close();
-    });
-    java.util.Arrays.fill(recent, null);
+    processes.values().forEach(p -> p.provider.close());
     processes.clear();
   }
 
   private final class PerProcess {
-    final int pid;
     final PullReader reader = new PullReader();
     volatile boolean exited;
-    /** Out of {@link #processes} (a pid used again gets a new entry). */
-    volatile boolean dropped;
     private long exitedAt; // guarded by this
     private int collectedAfterExit; // readers' bits, guarded by this
     final SdkMeterProvider provider;
@@ -292,13 +267,8 @@ public final class RedMetrics implements SpanMetrics {
     final DoubleHistogram serverMillis;
     final DoubleHistogram clientMillis;
 
-    PerProcess(int pid, Resource resource) {
-      this.pid = pid;
-      // No exemplars: the trace-based filter (the SDK's default) found no sampled span in the context
-      // of any recording (span assembly records outside any span), so it kept none, at a context
-      // look-up and a filter call per span.
-      provider = SdkMeterProvider.builder().setResource(resource).setExemplarFilter(io.opentelemetry.sdk.metrics.ExemplarFilter.alwaysOff())
-          .registerMetricReader(reader).build();
+    PerProcess(Resource resource) {
+      provider = SdkMeterProvider.builder().setResource(resource).registerMetricReader(reader).build();
       Meter meter = provider.get("io.gospan");
       serverSeconds =
           histogram(meter, RpcSemconv.SERVER_CALL_DURATION, "Measures the duration of inbound remote procedure calls.",

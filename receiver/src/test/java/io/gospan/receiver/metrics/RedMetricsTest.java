@@ -181,44 +181,6 @@ class RedMetricsTest {
     return d.getResource().getAttribute(AttributeKey.stringKey("service.name"));
   }
 
-  /**
-   * Processes are remembered for {@link RedMetrics#record} in {@value RedMetrics#RECENT_SLOTS} slots by
-   * pid: pids sharing a slot, alternating, keep their own series under their own resource; a pid
-   * whose metrics were dropped (exited, collected) and that is used again gets a new series, not
-   * the dropped one.
-   */
-  @Test
-  void pidsSharingASlotAndAPidUsedAgainKeepTheirOwnSeries() {
-    long[] now = {0};
-    int a = 7;
-    int b = 7 + RedMetrics.RECENT_SLOTS;
-    int c = 7 + 5 * RedMetrics.RECENT_SLOTS;
-    try (RedMetrics red = new RedMetrics(RpcSemconv.Mode.STABLE, RedMetricsTest::resourceOf, java.time.Duration.ZERO, () -> now[0])) {
-      RedMetrics.Reader reader = red.reader();
-      for (int i = 0; i < 3; i++) {
-        red.record(new FinishedSpan(null, a, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
-        red.record(new FinishedSpan(null, b, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
-        red.record(new FinishedSpan(null, b, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
-      }
-      red.record(new FinishedSpan(null, c, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
-      red.record(new FinishedSpan(null, a, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000)); // a holds the slot
-      Collection<MetricData> data = reader.collect();
-      assertThat(named(data, "rpc.server.call.duration", Integer.toString(a)).getHistogramData().getPoints())
-          .extracting(HistogramPointData::getCount).containsExactly(4L);
-      assertThat(named(data, "rpc.server.call.duration", Integer.toString(b)).getHistogramData().getPoints())
-          .extracting(HistogramPointData::getCount).containsExactly(6L);
-      assertThat(named(data, "rpc.server.call.duration", Integer.toString(c)).getHistogramData().getPoints())
-          .extracting(HistogramPointData::getCount).containsExactly(1L);
-      red.forget(a);
-      assertThat(reader.collect()).as("the last collection after the exit").anyMatch(d -> ("svc-" + a).equals(service(d)));
-      assertThat(reader.collect()).as("collected after the exit: dropped").noneMatch(d -> ("svc-" + a).equals(service(d)));
-      red.processStarted(a); // the pid used again
-      red.record(new FinishedSpan(null, a, Side.SERVER, "a.B/C", Status.Code.OK, 1_000_000));
-      assertThat(named(reader.collect(), "rpc.server.call.duration", Integer.toString(a)).getHistogramData().getPoints())
-          .as("a new series, not the dropped one").extracting(HistogramPointData::getCount).containsExactly(1L);
-    }
-  }
-
   @Test
   void anExitedProcessStaysUntilItsHeldSpansCouldHaveEnded() {
     long[] now = {0};
