@@ -211,7 +211,7 @@ public final class GospanSidecar implements AutoCloseable {
       CompletableFuture<String> noPrivileges = new CompletableFuture<>();
       Sidecar s;
       try {
-        s = Sidecar.start(options, p::accept, listener(p, noPrivileges), early);
+        s = Sidecar.start(options, p, listener(p, noPrivileges), early); // a ProbeEventSink: each poll's events in runs
       } catch (RuntimeException e) {
         early.close();
         if (link != null) {

@@ -231,6 +231,8 @@ public final class Sidecar implements AutoCloseable {
    * Loads the probes, starts polling, and starts discovery: a scan now and every {@code
    * scanInterval}, exec notices and ServeHTTP notices between scans, on the discovery thread.
    *
+   * @param events every decoded event, on the polling thread; an {@link io.gospan.receiver.event.ProbeEventSink}
+   *     is handed each poll's events in runs ({@link io.gospan.receiver.probe.GrpcProbes.Options#sink})
    * @throws io.gospan.receiver.bpf.BpfException when the probes cannot be loaded
    */
   public static Sidecar start(Options options, Consumer<ProbeEvent> events, Tracer.Listener listener) {

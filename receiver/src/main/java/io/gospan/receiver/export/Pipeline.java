@@ -1,6 +1,7 @@
 package io.gospan.receiver.export;
 
 import io.gospan.receiver.event.ProbeEvent;
+import io.gospan.receiver.event.ProbeEventSink;
 import io.gospan.receiver.event.ProcessInfo;
 import io.gospan.receiver.metrics.SpanMetrics;
 import io.gospan.receiver.span.ExpiryTimer;
@@ -25,6 +26,7 @@ import java.util.concurrent.TimeUnit;
  * Pipeline pipeline = PipelineBuilder.create(ConfigLoader.load(path)).build(); // starts exporters, /metrics
  * pipeline.registerProcess(new ProcessInfo(pid, exe, "go1.22.3"));  // when a process is attached
  * pipeline.accept(event);                                            // ring-buffer thread, never blocks on export
+ * pipeline.acceptAll(events, 0, n);                                  // a poll's events: one lock entry, one clock read
  * pipeline.meter().counterBuilder("gospan.x").buildWithCallback(...); // BPF counters, at each collection
  * pipeline.processExited(pid);
  * pipeline.close();                                                  // flushes
@@ -36,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  * SDK's span export worker, the export queue's sender, the SDK's periodic metric reader, the
  * Prometheus HTTP server.
  */
-public final class Pipeline implements AutoCloseable {
+public final class Pipeline implements ProbeEventSink, AutoCloseable {
   /** Events whose read lag is measured: one in {@code LAG_SAMPLE_MASK + 1} (the first of each run of them). */
   private static final long LAG_SAMPLE_MASK = 7;
 
@@ -91,12 +93,46 @@ public final class Pipeline implements AutoCloseable {
   // ------------------------------------------------------------------------------ API for the reader
 
   /** Feeds one decoded event. Thread-safe; never waits for export. */
+  @Override
   public void accept(ProbeEvent event) {
     if ((expiry.eventsSeen() & LAG_SAMPLE_MASK) == 0) {
       export.eventRead(event.monotonicNs()); // how late events are read: every 8th is enough (a clock read each)
     }
     assembler.accept(event);
     expiry.eventAccepted();
+  }
+
+  /**
+   * Feeds {@code events[from]} to {@code events[to - 1]}, in order, as {@link #accept} would each:
+   * span assembly takes them under one entry of its lock and one clock read ({@link
+   * SpanAssembler#acceptAll}); the read lag is sampled on the same events as one at a time (the
+   * first of each run of 8 counted), all against one read of the clock made as the run is handed
+   * over, so an event's lag is its age when the reader hands it over, as before. An event whose handling
+   * throws does not keep the others from being fed: the first exception is thrown after the last
+   * one. The reader's thread; never waits for export.
+   */
+  @Override
+  public void acceptAll(ProbeEvent[] events, int from, int to) {
+    if (from >= to) {
+      return;
+    }
+    long seen = expiry.eventsSeen();
+    long readNs = 0;
+    boolean read = false; // the clock is read once, for the first event sampled
+    for (int i = from; i < to; i++) {
+      if (((seen + i - from) & LAG_SAMPLE_MASK) == 0 && events[i] != null) {
+        if (!read) {
+          readNs = System.nanoTime();
+          read = true;
+        }
+        export.eventRead(events[i].monotonicNs(), readNs);
+      }
+    }
+    try {
+      assembler.acceptAll(events, from, to);
+    } finally {
+      expiry.eventsAccepted(to - from);
+    }
   }
 
   /** Records inspector facts about a newly attached process (its resource is built from them and /proc). */

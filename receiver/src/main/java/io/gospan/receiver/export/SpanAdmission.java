@@ -151,7 +151,11 @@ final class SpanAdmission {
    * as a lag (a test's clock, or a clock gospan does not share). Any thread.
    */
   void eventRead(long monotonicNs) {
-    long now = System.nanoTime();
+    eventRead(monotonicNs, System.nanoTime());
+  }
+
+  /** As {@link #eventRead(long)}, against {@code now}, a {@link System#nanoTime} read the caller made (one for a run of events). */
+  void eventRead(long monotonicNs, long now) {
     long lag = now - monotonicNs;
     if (lag >= TimeUnit.MINUTES.toNanos(1) || lag <= -TimeUnit.SECONDS.toNanos(1)) {
       return;

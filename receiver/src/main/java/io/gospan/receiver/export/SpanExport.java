@@ -117,6 +117,11 @@ public final class SpanExport {
     admission.eventRead(monotonicNs);
   }
 
+  /** As {@link #eventRead(long)}, against {@code nowNs}, a {@link System#nanoTime} read the caller made. */
+  public void eventRead(long monotonicNs, long nowNs) {
+    admission.eventRead(monotonicNs, nowNs);
+  }
+
   /**
    * Exports what the processor holds now. A flush asked for while another runs (the first span's,
    * {@link #admit}) is answered by the SDK's processor with that one, which may end before the

@@ -127,9 +127,17 @@ public final class ExpiryTimer {
    * waits.
    */
   public void eventAccepted() {
+    eventsAccepted(1);
+  }
+
+  /** As {@link #eventAccepted} for each of {@code n} events handed over together. The feeding thread. */
+  public void eventsAccepted(int n) {
+    if (n <= 0) {
+      return;
+    }
     long seen = (long) EVENTS_SEEN.getOpaque(this);
-    EVENTS_SEEN.setOpaque(this, seen + 1);
-    if (seen >= wakeAt) {
+    EVENTS_SEEN.setOpaque(this, seen + n);
+    if (seen + n - 1 >= wakeAt) {
       wakeAt = Long.MAX_VALUE;
       wake();
     }

@@ -269,6 +269,10 @@ public final class SpanAssembler {
    * Ignored when {@code streams.link_wait} is zero (linking disabled).
    */
   public synchronized void accept(StreamParent p) {
+    acceptParent(p, clock.monotonicNow());
+  }
+
+  private void acceptParent(StreamParent p, long now) {
     String problem = validate(p);
     if (problem != null) {
       counters.malformed(problem);
@@ -277,12 +281,51 @@ public final class SpanAssembler {
     if (linkWaitNs == 0) {
       return;
     }
-    parentLinks.accept(p, clock.monotonicNow());
+    parentLinks.accept(p, now);
   }
 
   /** Feeds one header event. Never blocks on export. */
   public synchronized void accept(HeaderEvent e) {
-    long now = clock.monotonicNow();
+    acceptHeader(e, clock.monotonicNow());
+  }
+
+  /**
+   * Feeds {@code events[from]} to {@code events[to - 1]} (either kind, in that order) under one
+   * entry of the lock and one read of the clock: what {@link #accept(ProbeEvent)} does for each,
+   * with each event's "now" (the time its timeouts, link waits and remembered ends count from) the
+   * later of that read and the event's own {@code monotonicNs}, so no event is taken to have
+   * happened after "now", whichever of the two comes first (the clock is {@code bpf_ktime_get_ns}'s,
+   * {@link MonotonicClock}). The ring buffer's reader calls this with the records of one poll: up to
+   * a few hundred events read in well under a millisecond, so "now" is at most that much behind a
+   * read per event, and expiry runs every 100 ms at most. An event whose handling throws does not
+   * keep the others from being fed (each is its own, as {@link #accept(ProbeEvent)} calls would
+   * be): the first exception is thrown after the last event, the later ones suppressed in it.
+   * Never blocks on export.
+   */
+  public void acceptAll(ProbeEvent[] events, int from, int to) {
+    RuntimeException failure = null;
+    synchronized (this) {
+      long read = clock.monotonicNow();
+      for (int i = from; i < to; i++) {
+        ProbeEvent e = events[i];
+        try {
+          if (e instanceof HeaderEvent h) {
+            acceptHeader(h, Math.max(read, h.monotonicNs()));
+          } else {
+            StreamParent p = (StreamParent) e;
+            acceptParent(p, p == null ? read : Math.max(read, p.monotonicNs()));
+          }
+        } catch (RuntimeException x) {
+          failure = io.gospan.receiver.event.ProbeEventSink.Failures.add(failure, x);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private void acceptHeader(HeaderEvent e, long now) {
     String problem = validate(e);
     if (problem != null) {
       counters.malformed(problem);

@@ -113,6 +113,49 @@ class PipelineTest {
     }
   }
 
+  /**
+   * A poll's events handed over as one run ({@link Pipeline#acceptAll}, how the ring buffer's reader
+   * feeds them): counted, assembled and exported as one at a time; events outside {@code [from, to)}
+   * are not fed.
+   */
+  @Test
+  void eventsHandedOverInARunAreAssembledAndCountedAsOneAtATime() throws Exception {
+    Collecting exporter = new Collecting();
+    io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader reader =
+        io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader.create();
+    try (Pipeline p = PipelineBuilder.create(config()).spanExporter(exporter).processMetadata(new FakeMetadata())
+        .metricReader(reader).build()) {
+      Events conn = new Events(40000);
+      long t0 = p.clock().monotonicNow();
+      io.gospan.receiver.event.ProbeEvent[] run = {
+          conn.clientStart(11, t0), // before from: not fed
+          conn.clientStart(1, t0),
+          conn.clientStart(3, t0),
+          conn.clientTrailersOnly(1, t0 + 1_000_000, 0, null),
+          conn.clientTrailersOnly(9, t0 + 1_000_000, 0, null), // no start: unmatched once link_wait (0) is over
+          conn.clientStart(13, t0)}; // from to on: not fed
+      p.acceptAll(run, 1, 5);
+      p.acceptAll(run, 5, 5); // an empty run
+      java.util.Map<String, java.util.Map<String, Long>> values = new java.util.TreeMap<>();
+      for (io.opentelemetry.sdk.metrics.data.MetricData d : reader.collectAllMetrics()) {
+        for (io.opentelemetry.sdk.metrics.data.PointData pt : d.getData().getPoints()) {
+          if (pt instanceof io.opentelemetry.sdk.metrics.data.LongPointData l) {
+            values.computeIfAbsent(d.getName(), k -> new java.util.TreeMap<>())
+                .put(String.valueOf(pt.getAttributes().get(AttributeKey.stringKey("probe"))), l.getValue());
+          }
+        }
+      }
+      assertThat(values.get("gospan.events.read"))
+          .containsEntry("loopy_writer_write_header", 2L)
+          .containsEntry("http2_client_operate_headers", 2L);
+      assertThat(values.get("gospan.events.unmatched")).containsEntry("null", 1L);
+      assertThat(values.get("gospan.streams.in_flight")).containsEntry("null", 1L);
+      assertThat(p.flush().join(10, TimeUnit.SECONDS).isSuccess()).isTrue();
+      assertThat(exporter.spans).hasSize(1);
+      assertThat(exporter.spans.get(0).getAttributes().get(AttributeKey.stringKey("gospan.incomplete.reason"))).isNull();
+    }
+  }
+
   @Test
   void timedOutStreamsAreEndedByThePipelineTimer() throws Exception {
     Collecting exporter = new Collecting();

@@ -46,6 +46,27 @@ class ExpiryTimerTest {
     assertThat(timer.eventsSeen()).isEqualTo(30 + ExpiryTimer.BURST_EVENTS + 1);
   }
 
+  /** Events handed over in runs count as many as one at a time, and a run that crosses a burst wakes the timer as they would. */
+  @Test
+  void eventsAcceptedInRunsCountAndWakeAsOneAtATime() throws Exception {
+    ExpiryTimer timer = ExpiryTimer.start(scheduler, runs::incrementAndGet);
+    for (int i = 0; i < 15; i++) { // ~40 events a second for 0.75 s, in runs of 2
+      timer.eventsAccepted(2);
+      Thread.sleep(50);
+    }
+    timer.eventsAccepted(0);
+    assertThat(timer.eventsSeen()).isEqualTo(30);
+    assertThat(timer.periodMillis()).isEqualTo(ExpiryTimer.EXPIRE_SLOW_PERIOD_MILLIS);
+    long burst = System.nanoTime();
+    timer.eventsAccepted((int) ExpiryTimer.BURST_EVENTS + 1);
+    while (timer.periodMillis() != ExpiryTimer.EXPIRE_PERIOD_MILLIS && System.nanoTime() - burst < 5_000_000_000L) {
+      Thread.sleep(5);
+    }
+    assertThat(timer.periodMillis()).isEqualTo(ExpiryTimer.EXPIRE_PERIOD_MILLIS);
+    assertThat((System.nanoTime() - burst) / 1_000_000).isLessThan(ExpiryTimer.EXPIRE_SLOW_PERIOD_MILLIS);
+    assertThat(timer.eventsSeen()).isEqualTo(30 + ExpiryTimer.BURST_EVENTS + 1);
+  }
+
   /** Once no event came for the idle spell the timer runs on the idle period; the next event wakes it at once. */
   @Test
   void anEventAfterAnIdleSpellWakesTheTimer() throws Exception {

@@ -171,6 +171,24 @@ class SpanAssemblerInProcessTest {
     assertThat(counter(AssemblyMetrics.LINKS_OVERFLOW)).isZero();
   }
 
+  /**
+   * The chain handed over in runs ({@link SpanAssembler#acceptAll}, as the ring buffer's reader
+   * does), cut at every point into two runs, and as one run: the same six spans, parents and trace
+   * as one event at a time.
+   */
+  @Test
+  void chainHandedOverInRunsIsTheSameWhereverTheRunsAreCut() {
+    ProbeEvent[] events = chain().toArray(new ProbeEvent[0]);
+    for (int cut = 0; cut <= events.length; cut++) {
+      build(100);
+      assembler.acceptAll(events, 0, cut);
+      assembler.acceptAll(events, cut, events.length);
+      assertChain();
+      assertThat(results()).as("cut at %d", cut).isEqualTo(Map.of("linked", 2L));
+      assertThat(counter(AssemblyMetrics.SPANS_LINKED)).as("cut at %d", cut).isEqualTo(3);
+    }
+  }
+
   @Test
   void chainWhateverOrderTheRelaysEventsArriveIn() {
     // Reversed within each kind of event: the StreamParents first, then ends before starts.

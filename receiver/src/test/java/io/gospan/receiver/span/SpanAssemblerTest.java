@@ -656,6 +656,83 @@ class SpanAssemblerTest {
     assertThat(assembler.inFlight()).isZero();
   }
 
+  // ------------------------------------------------------------------ events in runs (acceptAll)
+
+  /**
+   * A run's events share one clock read, yet none is taken to happen after its "now": an event
+   * written after the read (its {@code bpf_ktime_get_ns} later than the read) counts its timeout
+   * from its own time. The clock reads t0 when the run is handed over; stream 1 started 1 ms before,
+   * stream 2 5 ms after (the clock ticked while the run was read). At t0 + 30 s + 1 ms only stream 1
+   * has timed out (30 s after its "now", the read); stream 2 times out 30 s after its own start.
+   */
+  @Test
+  void runWhoseEventsSpanAClockTickTimesEachOutFromItsOwnNow() {
+    assembler.acceptAll(new io.gospan.receiver.event.ProbeEvent[] {
+        conn.clientStart(1, t0 - MS), conn.clientStart(2, t0 + 5 * MS)}, 0, 2);
+    assertThat(assembler.inFlight()).isEqualTo(2);
+    time.now = t0 + 30_000 * MS + MS;
+    assembler.expire();
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).complete()).isFalse();
+    assertThat(out.get(0).span().getStartEpochNanos()).isEqualTo(t0 - MS + TestClock.OFFSET);
+    assertThat(assembler.inFlight()).isEqualTo(1);
+    time.now = t0 + 30_000 * MS + 5 * MS - 1;
+    assembler.expire();
+    assertThat(out).as("stream 2's timeout counts from its own start").hasSize(1);
+    time.now = t0 + 30_000 * MS + 5 * MS;
+    assembler.expire();
+    assertThat(out).hasSize(2);
+    assertThat(out.get(1).span().getStartEpochNanos()).isEqualTo(t0 + 5 * MS + TestClock.OFFSET);
+    assertThat(counter(AssemblyMetrics.SPANS_INCOMPLETE, Attributes.of(AssemblyMetrics.REASON, "timeout"))).isEqualTo(2);
+  }
+
+  /** A malformed event inside a run is counted and skipped; the events around it still make their span. */
+  @Test
+  void malformedEventInsideARunIsCountedAndTheRestAssembled() {
+    HeaderEvent start = conn.clientStart(1, t0);
+    io.gospan.receiver.event.ProbeEvent[] run = {
+        start,
+        new HeaderEvent(0, 1, t0, ProbeKind.LOOPY_WRITER_WRITE_HEADER, Side.CLIENT, 1, 1, null, 1, false, start.fields(), false),
+        null,
+        conn.clientHeaders(1, t0 + MS),
+        conn.clientTrailers(1, t0 + 2 * MS, 0, null)};
+    assembler.acceptAll(run, 0, run.length);
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).complete()).isTrue();
+    assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED)).isEqualTo(2);
+    assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED, Attributes.of(AssemblyMetrics.REASON, "bad_pid"))).isEqualTo(1);
+    assertThat(counter(AssemblyMetrics.EVENTS_MALFORMED, Attributes.of(AssemblyMetrics.REASON, "null"))).isEqualTo(1);
+    assertThat(assembler.inFlight()).isZero();
+  }
+
+  /**
+   * A span sink that throws for one span inside a run: the events after it are still assembled (as
+   * each would be one at a time), and the exception reaches the caller after the run.
+   */
+  @Test
+  void sinkThatThrowsInsideARunLosesOnlyItsOwnEvent() {
+    metrics = InMemoryMetricReader.create();
+    out = new ArrayList<>();
+    assembler = new SpanAssembler(settings(RpcSemconv.Mode.STABLE), clock, new FakeMetadata(),
+        SdkMeterProvider.builder().registerMetricReader(metrics).build().get("test"),
+        f -> {
+          if (f.span().getSpanContext().isValid() && out.isEmpty() && failNext[0]) {
+            failNext[0] = false;
+            throw new IllegalStateException("sink failed");
+          }
+          out.add(f);
+        }, IdGenerator.random());
+    io.gospan.receiver.event.ProbeEvent[] run = {
+        conn.clientStart(1, t0), conn.clientStart(2, t0),
+        conn.clientTrailersOnly(1, t0 + MS, 0, null), conn.clientTrailersOnly(2, t0 + MS, 0, null)};
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> assembler.acceptAll(run, 0, run.length))
+        .isInstanceOf(IllegalStateException.class).hasMessage("sink failed");
+    assertThat(out).hasSize(1);
+    assertThat(assembler.inFlight()).isZero();
+  }
+
+  private final boolean[] failNext = {true};
+
   @Test
   void badGrpcStatusIsUnknownAndMissingOneComesFromHttpStatus() {
     feed(conn.clientStart(1, t0), Events.ev(conn.clientPid, t0 + MS, ProbeKind.HTTP2_CLIENT_OPERATE_HEADERS, Side.CLIENT,
