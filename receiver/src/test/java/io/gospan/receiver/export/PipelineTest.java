@@ -96,15 +96,7 @@ class PipelineTest {
       p.accept(conn.clientStart(3, t0));
       p.accept(conn.clientTrailersOnly(1, t0 + 1_000_000, 0, null));
       p.accept(conn.clientTrailersOnly(9, t0 + 1_000_000, 0, null)); // no start: unmatched once link_wait (0) is over
-      java.util.Map<String, java.util.Map<String, Long>> values = new java.util.TreeMap<>();
-      for (io.opentelemetry.sdk.metrics.data.MetricData d : reader.collectAllMetrics()) {
-        for (io.opentelemetry.sdk.metrics.data.PointData pt : d.getData().getPoints()) {
-          if (pt instanceof io.opentelemetry.sdk.metrics.data.LongPointData l) {
-            values.computeIfAbsent(d.getName(), k -> new java.util.TreeMap<>())
-                .put(String.valueOf(pt.getAttributes().get(AttributeKey.stringKey("probe"))), l.getValue());
-          }
-        }
-      }
+      java.util.Map<String, java.util.Map<String, Long>> values = longPointsByProbe(reader);
       assertThat(values.get("gospan.events.read"))
           .containsEntry("loopy_writer_write_header", 2L)
           .containsEntry("http2_client_operate_headers", 2L);
@@ -136,15 +128,7 @@ class PipelineTest {
           conn.clientStart(13, t0)}; // from to on: not fed
       p.acceptAll(run, 1, 5);
       p.acceptAll(run, 5, 5); // an empty run
-      java.util.Map<String, java.util.Map<String, Long>> values = new java.util.TreeMap<>();
-      for (io.opentelemetry.sdk.metrics.data.MetricData d : reader.collectAllMetrics()) {
-        for (io.opentelemetry.sdk.metrics.data.PointData pt : d.getData().getPoints()) {
-          if (pt instanceof io.opentelemetry.sdk.metrics.data.LongPointData l) {
-            values.computeIfAbsent(d.getName(), k -> new java.util.TreeMap<>())
-                .put(String.valueOf(pt.getAttributes().get(AttributeKey.stringKey("probe"))), l.getValue());
-          }
-        }
-      }
+      java.util.Map<String, java.util.Map<String, Long>> values = longPointsByProbe(reader);
       assertThat(values.get("gospan.events.read"))
           .containsEntry("loopy_writer_write_header", 2L)
           .containsEntry("http2_client_operate_headers", 2L);
@@ -154,6 +138,21 @@ class PipelineTest {
       assertThat(exporter.spans).hasSize(1);
       assertThat(exporter.spans.get(0).getAttributes().get(AttributeKey.stringKey("gospan.incomplete.reason"))).isNull();
     }
+  }
+
+  /** Each long metric's points by their {@code probe} attribute ("null" without one), by metric name. */
+  private static java.util.Map<String, java.util.Map<String, Long>> longPointsByProbe(
+      io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader reader) {
+    java.util.Map<String, java.util.Map<String, Long>> values = new java.util.TreeMap<>();
+    for (io.opentelemetry.sdk.metrics.data.MetricData d : reader.collectAllMetrics()) {
+      for (io.opentelemetry.sdk.metrics.data.PointData pt : d.getData().getPoints()) {
+        if (pt instanceof io.opentelemetry.sdk.metrics.data.LongPointData l) {
+          values.computeIfAbsent(d.getName(), k -> new java.util.TreeMap<>())
+              .put(String.valueOf(pt.getAttributes().get(AttributeKey.stringKey("probe"))), l.getValue());
+        }
+      }
+    }
+    return values;
   }
 
   @Test
