@@ -8,6 +8,8 @@
 # start is warmed up first (20,000 calls, repeated up to 8 times until its JIT compiler threads
 # take < 10 % of its CPU, then the workload once). Usage: scripts/bench-load.sh [rounds]   (root)
 # -Dgospan.bench.floor=false (in GOSPAN_BENCH_OPTS) leaves the empty-uprobes runs out;
+# -Dgospan.bench.steady=120 runs each workload again and again for 120 s before it is measured (issue 37's
+#   targets count the JIT after 2 minutes of steady load; the JIT's share by 30 s goes to stderr);
 # -Dgospan.bench.workloads="PREFIX;PREFIX" measures only the workloads whose names start so (e.g. "unary, 16").
 # -Dgospan.bench.ratios=1,0.1,0.01 measures each build once per sampling ratio (traceidratio), alternating in the run;
 # GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run;

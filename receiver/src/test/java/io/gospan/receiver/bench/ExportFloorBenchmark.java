@@ -56,6 +56,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Per rate: the same warm-up as {@link LoadBenchmark#warmUp} (40,000 spans at 20,000 spans/s,
  * repeated until the JIT compiler threads take < 10 % of the JVM's CPU, at most 8 times), then the
+ * steady load at the measured rate for {@code -Dgospan.bench.steady} seconds (0 by default, as in {@link
+ * LoadBenchmark#STEADY_SECONDS}), then the
  * measured run (100,000 spans at 20,000 spans/s; 24,000 at 1,000 spans/s, as {@code LoadBenchmark}'s
  * workloads), its CPU from the first span until the receiver counted the last (10 ms ticks), by
  * thread; the RSS at its end; the idle CPU for 10 s. A fresh child per rate and round.
@@ -180,6 +182,8 @@ public final class ExportFloorBenchmark {
       }
     }
     System.out.println();
+    System.out.printf(Locale.ROOT, "%d s of steady load at the measured rate before each measured run (-Dgospan.bench.steady)%n",
+        LoadBenchmark.STEADY_SECONDS);
     System.out.println("| rate, sender | µs/span, all threads | without the JIT | without the producer (the floor) | the floor without the JIT | RSS MiB under load | idle % of a core | spans lost |");
     System.out.println("|---|---|---|---|---|---|---|---|");
     for (Rate rate : RATES) {
@@ -243,6 +247,10 @@ public final class ExportFloorBenchmark {
       long pid = p.pid();
       // the warm-up: 40,000 spans at 20,000 spans/s, until the JIT takes < 10 % of the CPU
       LoadBenchmark.warmUp(pid, () -> send(receiver, in, out, 20_000, 40_000));
+      // with -Dgospan.bench.steady=S, as LoadBenchmark's: S s at the measured rate first
+      if (LoadBenchmark.STEADY_SECONDS > 0) {
+        send(receiver, in, out, rate.spansPerS(), rate.spansPerS() * LoadBenchmark.STEADY_SECONDS);
+      }
       Map<String, Long> t0 = LoadBenchmark.threadCpuNs(pid);
       long cpu0 = LoadBenchmark.cpuNs(pid);
       long started = p.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(System.currentTimeMillis());

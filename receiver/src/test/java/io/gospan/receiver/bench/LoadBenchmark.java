@@ -357,6 +357,10 @@ public final class LoadBenchmark {
                 // what a cold sidecar under ~30,000 spans/s dropped (shed whole traces, mostly)
                 warmupDropped.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(dropped(scrape()));
               }
+              // with -Dgospan.bench.steady=S: the workload again and again for S s, the "steady load"
+              // after which issue 37's targets count the JIT (the exporter's per-request code reaches
+              // C2 only after minutes at 10 requests a second)
+              steadyLoad(dir, server, w, gospan.pid());
               // the JIT compiles the warm-up's hot code for seconds after it (tens of seconds on a
               // loaded machine): wait until its compiler threads are idle, so the measured run is not
               // mostly compilation; then one malloc trim period (5 s) before the idle RSS
@@ -391,8 +395,9 @@ public final class LoadBenchmark {
     for (Map.Entry<String, Build> jar : builds.entrySet()) {
       Build build = jar.getValue();
       if (build.gospan()) {
-        System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s, exporter %s; median of rounds%n%n", jar.getKey(), build.jar(),
-            rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()), exporter);
+        System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s, exporter %s, %d s of steady load before each measured run; median of rounds%n%n",
+            jar.getKey(), build.jar(), rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()), exporter,
+            STEADY_SECONDS);
       } else {
         System.out.printf("%n%s (%s, a peer; \"sidecar\" below is this tracer, its events and drops are not read): %d rounds, %d cores,"
             + " environment %s; median of rounds%n%n", jar.getKey(), build.peer(), rounds, Runtime.getRuntime().availableProcessors(),
@@ -655,6 +660,43 @@ public final class LoadBenchmark {
       }
     }
     return byName;
+  }
+
+  /**
+   * Seconds of steady load before each measured run ({@code -Dgospan.bench.steady=S}, default 0):
+   * the measured workload itself, run again and again until S s have passed, after the warm-up.
+   */
+  static final int STEADY_SECONDS = Integer.getInteger("gospan.bench.steady", 0);
+
+  /**
+   * Runs {@code w} against {@code server} again and again for {@link #STEADY_SECONDS} (nothing when
+   * 0); prints the JIT compiler threads' share of the tracer {@code pid}'s CPU in each 30 s of it
+   * to stderr, to show when the compilation settles.
+   */
+  static void steadyLoad(Path dir, ExampleApps.Server server, Workload w, long pid) throws Exception {
+    if (STEADY_SECONDS <= 0) {
+      return;
+    }
+    List<String> args = new ArrayList<>(w.clientArgs());
+    args.add("-quiet");
+    long start = System.nanoTime();
+    long windowStart = start;
+    long cpu0 = cpuNs(pid);
+    long jit0 = jitNs(pid);
+    StringBuilder shares = new StringBuilder();
+    while (System.nanoTime() - start < STEADY_SECONDS * 1_000_000_000L) {
+      ExampleApps.runClient(dir, server.address(), args.toArray(new String[0]));
+      if (System.nanoTime() - windowStart >= 30_000_000_000L) {
+        long cpu = cpuNs(pid);
+        long jit = jitNs(pid);
+        shares.append(String.format(" %.0f s: %.1f %% of %.2f s;", (System.nanoTime() - start) / 1e9,
+            100.0 * (jit - jit0) / Math.max(1, cpu - cpu0), (cpu - cpu0) / 1e9));
+        windowStart = System.nanoTime();
+        cpu0 = cpu;
+        jit0 = jit;
+      }
+    }
+    System.err.println("steady load (" + w.name() + ", " + STEADY_SECONDS + " s): the JIT's share of the sidecar's CPU, by 30 s:" + shares);
   }
 
   /** At most this many warm-up repetitions ({@link #warmUp}). */
