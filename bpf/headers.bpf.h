@@ -433,8 +433,8 @@ static __always_inline void submit(enum gospan_probe probe, void *record, __u64 
 	*pid = tgid;
 }
 
-/* Packs a filled header record and copies it to `events`. The record's fields are packed
- * afterwards: nothing reads them again. */
+/* Packs a filled header record and copies it to `events`. Its slots hold the packed entries
+ * afterwards: nothing reads the record again. */
 static __always_inline void send(enum gospan_probe probe, struct header_event *e)
 {
 	__u64 size = pack_event(e);
