@@ -202,8 +202,7 @@ class HeaderEventDecoderTest {
   @Test
   void everyValueLengthIsFollowedByTheNextFieldWhereItWasPacked() {
     for (int len = 0; len <= GrpcLayouts.VALUE_LEN; len++) {
-      String path = "/" + "p".repeat(Math.max(0, len - 1));
-      path = path.substring(0, len);
+      String path = ("/" + "p".repeat(GrpcLayouts.VALUE_LEN)).substring(0, len);
       String authority = "a".repeat(GrpcLayouts.VALUE_LEN - len);
       String[] nameValues = {":path", path, ":authority", authority, "grpc-status", "0"};
       HeaderEvent e = decoder.decode(record(3, packed(nameValues), nameValues));
