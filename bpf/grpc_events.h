@@ -85,6 +85,7 @@ enum gospan_limits {
 	GOSPAN_BINARY_SLOTS = 1024,   /* max_entries of `binaries`: binaries traced at once */
 	GOSPAN_CONN_TYPES = 32,       /* struct binary.conn_types entries: connection types per binary */
 	GOSPAN_EXEC_PATH_LEN = 512,   /* struct exec_notice.path: bytes of an executable's path sent with its exec */
+	GOSPAN_FIELD_ALIGN = 8,       /* a sent record's packed fields start at multiples of this (struct header_event) */
 };
 /* Header fields examined per event (bounded loop); more are flagged as truncated. */
 #define GOSPAN_MAX_SCAN_FIELDS 48
@@ -418,8 +419,10 @@ enum gospan_side {
 /* A record whose side could not be read (loopyWriter.side): no side, user space drops it as malformed. */
 #define SIDE_UNKNOWN 255
 
-/* One captured header field. Only fields whose names are in `header_names` are captured:
- * anything else (authorization, cookies, tokens) never leaves the kernel. */
+/* One captured header field, as the probes fill it in a record's slot. A sent record carries it packed:
+ * its first 4 + value_len bytes, zero-padded to a multiple of GOSPAN_FIELD_ALIGN (struct header_event).
+ * Only fields whose names are in `header_names` are captured: anything else (authorization, cookies,
+ * tokens) never leaves the kernel. */
 struct header_field {
 	__u8 name_id;   /* value of the name in `header_names` (user space keeps the names) */
 	__u8 flags;     /* enum header_field_flags */
@@ -428,8 +431,13 @@ struct header_field {
 };
 _Static_assert(sizeof(struct header_field) == 128, "struct header_field is 128 bytes");
 
-/* One ring buffer record per probe hit that concerns a stream's headers. Only the fixed part
- * (96 bytes) and the field_count fields in use are sent: 96 + 128 * field_count bytes. */
+/* One ring buffer record per probe hit that concerns a stream's headers. The probes fill the fixed
+ * part (96 bytes) and a 128-byte slot per field; send() packs the record before it is sent
+ * (pack_event): each of the field_count fields in use as its first 4 + value_len bytes (name_id,
+ * flags, value_len, the value), zero-padded to a multiple of GOSPAN_FIELD_ALIGN (8), one right behind
+ * the other from `fields`, then, with EVENT_SOCKET_PATH, the struct socket_path packed the same way
+ * (4 + len bytes, padded). A record is 96 + the packed entries' bytes: a stream's end with :path
+ * (~30 bytes) and grpc-status (1) is 96 + 40 + 8 = 144 bytes, not 96 + 2 * 128. */
 struct header_event {
 	__u64 ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
 	__u32 pid;       /* thread group id */
@@ -456,15 +464,16 @@ struct header_event {
 	/* The task's executable: user space finds the binary of a process that exited before it
 	 * could read /proc/<pid> (a short-lived process of a known binary). */
 	struct exe_key exe;
-	/* field_count fields are sent, then, with EVENT_SOCKET_PATH, one struct socket_path; the last
-	 * slot is where the probe writes it before send() moves it behind the fields. */
+	/* The slots the probes fill; field_count fields are sent, packed, then, with EVENT_SOCKET_PATH,
+	 * one struct socket_path, packed: the last slot is where the probe writes it before send()
+	 * packs it behind the fields. */
 	struct header_field fields[GOSPAN_MAX_FIELDS + 1];
 };
 _Static_assert(sizeof(struct header_event) == 96 + (GOSPAN_MAX_FIELDS + 1) * 128, "struct header_event is 1504 bytes");
 
-/* A unix domain socket's path (sockaddr_un.sun_path), laid out as a struct header_field: the bound
- * name of this end (`peer` 0) or, when this end is unnamed (a client), of the peer (`peer` 1). An
- * abstract name starts with a NUL byte. */
+/* A unix domain socket's path (sockaddr_un.sun_path), laid out as a struct header_field (and packed
+ * as one: 4 + len bytes, padded to GOSPAN_FIELD_ALIGN): the bound name of this end (`peer` 0) or, when
+ * this end is unnamed (a client), of the peer (`peer` 1). An abstract name starts with a NUL byte. */
 struct socket_path {
 	__u8 peer;
 	__u8 _pad;
@@ -472,6 +481,10 @@ struct socket_path {
 	char path[124];  /* UNIX_PATH_MAX (108) fits */
 };
 _Static_assert(sizeof(struct socket_path) == sizeof(struct header_field), "struct socket_path is a header_field slot");
+_Static_assert(__builtin_offsetof(struct socket_path, len) == __builtin_offsetof(struct header_field, value_len) &&
+		       __builtin_offsetof(struct socket_path, path) == __builtin_offsetof(struct header_field, value) &&
+		       __builtin_offsetof(struct header_field, value) == 4,
+	       "a socket_path packs as a header_field: its length where value_len is, 4 bytes before its bytes");
 
 /* How the parent of a client stream was found (struct stream_parent_event.via). */
 enum stream_parent_via {

@@ -354,30 +354,65 @@ static __always_inline __u64 wakeup_flags(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
-/* Bytes of a record in use: the fixed part, field_count fields and, with EVENT_SOCKET_PATH, the
- * struct socket_path read_conn left in the last slot, moved right behind them. */
-_Static_assert(GOSPAN_MAX_FIELDS - 1 == 9, "event_size clamps a field index to 9");
-static __always_inline __u64 event_size(struct header_event *e)
+/*
+ * Packs a filled record in place and returns its size in bytes: the field_count fields in use, each
+ * as its first 4 + value_len bytes zero-padded to a multiple of GOSPAN_FIELD_ALIGN, one behind the
+ * other from `fields`, then, with EVENT_SOCKET_PATH, the struct socket_path read_conn left in the last
+ * slot, packed the same way (struct header_event). An entry never starts after its slot (an entry is
+ * at most a slot's 128 bytes), so each is copied forward a word at a time over bytes already read.
+ * A global function, verified once on its own rather than in every program that sends a record. 0
+ * when `e` is NULL.
+ */
+_Static_assert(GOSPAN_MAX_FIELDS == 10 && GOSPAN_FIELD_ALIGN == 8 && __builtin_offsetof(struct header_event, fields) == 96,
+	       "pack_event's VERIFIER_CLAMP literals");
+__noinline __u32 pack_event(struct header_event *e)
 {
-	__u64 n = e->field_count > GOSPAN_MAX_FIELDS ? GOSPAN_MAX_FIELDS : e->field_count;
+	if (!e)
+		return 0;
+	__u8 *base = (__u8 *)e;
+	__u32 n = e->field_count > GOSPAN_MAX_FIELDS ? GOSPAN_MAX_FIELDS : e->field_count;
+	__u32 with_path = (e->flags & EVENT_SOCKET_PATH) ? 1 : 0;
+	__u64 at = offsetof(struct header_event, fields); /* where the next entry goes */
 
-	if (e->flags & EVENT_SOCKET_PATH) {
-		if (n < GOSPAN_MAX_FIELDS) {
-			__u64 i = n;
+	for (__u32 i = 0; i <= GOSPAN_MAX_FIELDS; i++) {
+		__u64 slot;
 
-			/* the index the copy uses, bounded on itself: clang may test a copy of n and index
-			 * with another, whose bound the verifier then does not know (the streams set's
-			 * NewStream program) */
-			VERIFIER_CLAMP(i, 9); /* GOSPAN_MAX_FIELDS - 1 */
-			__builtin_memcpy(&e->fields[i], &e->fields[GOSPAN_MAX_FIELDS], sizeof(struct header_field));
+		if (i < n)
+			slot = i;
+		else if (i == n && with_path)
+			slot = GOSPAN_MAX_FIELDS; /* the socket path's slot */
+		else
+			break;
+		VERIFIER_CLAMP(slot, 10); /* GOSPAN_MAX_FIELDS */
+		__u64 from = offsetof(struct header_event, fields) + slot * sizeof(struct header_field);
+		/* value_len, or the socket path's len at the same place */
+		__u64 len = e->fields[slot].value_len;
+
+		VERIFIER_CLAMP(len, 124); /* GOSPAN_VALUE_LEN */
+		__u64 used = offsetof(struct header_field, value) + len; /* 4..128 */
+		__u64 words = (used + 7) / 8;                            /* 1..16 */
+
+		/* at <= from (each entry before is at most its slot); the clamps show the verifier the
+		 * bounds of at + 128 and from + 128 within the record */
+		VERIFIER_CLAMP(at, 1376);   /* 96 + 10 * 128 */
+		VERIFIER_CLAMP(from, 1376); /* 96 + 10 * 128 */
+		if (at != from) {
+			for (int k = 0; k < 16; k++) {
+				if (k >= words)
+					break;
+				*(__u64 *)(base + at + k * 8) = *(__u64 *)(base + from + k * 8);
+			}
 		}
-		n++;
-	}
-	__u64 size = offsetof(struct header_event, fields) + n * sizeof(struct header_field);
+		/* the last word's bytes past the entry: zero, not a previous record's */
+		__u64 tail = words * 8 - used; /* 0..7 */
+		__u64 last = at + (words - 1) * 8;
 
-	/* clang computes it as (n << 7) | 96, whose bound the verifier overestimates */
-	VERIFIER_CLAMP(size, 1504); /* sizeof(struct header_event) */
-	return size;
+		VERIFIER_CLAMP(last, 1496); /* 1376 + 15 * 8 */
+		if (tail)
+			*(__u64 *)(base + last) &= ~0ULL >> (tail * 8);
+		at += words * 8;
+	}
+	return at;
 }
 
 /* Submits `size` bytes of `record` to `events` with its pid (`*pid`, a field of the record) as
@@ -398,10 +433,16 @@ static __always_inline void submit(enum gospan_probe probe, void *record, __u64 
 	*pid = tgid;
 }
 
-/* Copies the used part of a header record to `events`. */
+/* Packs a filled header record and copies it to `events`. Its slots hold the packed entries
+ * afterwards: nothing reads the record again. */
 static __always_inline void send(enum gospan_probe probe, struct header_event *e)
 {
-	submit(probe, e, event_size(e), &e->pid);
+	__u64 size = pack_event(e);
+
+	VERIFIER_CLAMP(size, 1504); /* sizeof(struct header_event) */
+	if (size < offsetof(struct header_event, fields))
+		return;
+	submit(probe, e, size, &e->pid);
 }
 
 

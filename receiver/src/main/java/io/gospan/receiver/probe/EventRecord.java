@@ -39,8 +39,9 @@ public record EventRecord(
 
   /**
    * Decodes the fixed part of a record (little-endian buffer, position 0). A record holds the
-   * fixed part and its {@code field_count} fields only (grpc.bpf.c sends the used part), then, with
-   * {@link GrpcConstants#EVENT_SOCKET_PATH}, a {@code struct socket_path}.
+   * fixed part and its {@code field_count} fields only, packed (bpf/headers.bpf.h {@code pack_event}:
+   * each 4 + value_len bytes, padded to 8), then, with {@link GrpcConstants#EVENT_SOCKET_PATH}, a
+   * {@code struct socket_path} packed the same way ({@link HeaderEventDecoder} walks them).
    *
    * @throws IllegalArgumentException when the record is shorter than its fixed part
    */

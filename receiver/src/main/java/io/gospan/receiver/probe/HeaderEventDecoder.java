@@ -23,7 +23,9 @@ import java.util.concurrent.atomic.LongAdder;
  * struct stream_parent_event} records into {@link StreamParent}s (the probe byte, at the same
  * place in both, tells which: {@link GrpcProbe#sendsStreamParents()}). A record that cannot be a
  * valid event (short, unknown probe or a probe that sends no records of its own, unknown side,
- * field id not given out, a parent naming no stream) is counted and dropped, never thrown.
+ * field id not given out, a packed field's or socket path's length running past the record's end, a
+ * parent naming no stream) is counted and dropped, never thrown, and nothing past the record's end is
+ * read.
  */
 public final class HeaderEventDecoder {
 
@@ -148,8 +150,35 @@ public final class HeaderEventDecoder {
     ProbeKind probe = sender == null ? null : sender.eventKind();
     Side side = Side.of(sideId);
     boolean socketPath = (flags & GrpcConstants.EVENT_SOCKET_PATH) != 0;
-    if (probe == null || side == null || fieldCount > GrpcLayouts.MAX_FIELDS
-        || b.remaining() < EventRecord.FIXED_SIZE + (fieldCount + (socketPath ? 1 : 0)) * GrpcStructs.HeaderField.SIZE) {
+    if (probe == null || side == null || fieldCount > GrpcLayouts.MAX_FIELDS) {
+      malformed.increment();
+      return null;
+    }
+    // the fields are packed (struct header_event): each entry's length gives where the next starts;
+    // an entry running past the record's end makes the record malformed before anything is read
+    int end = b.remaining();
+    int at = GrpcStructs.HeaderEvent.FIELDS;
+    HeaderField[] fields = scratchFields;
+    for (int i = 0; i < fieldCount; i++) {
+      if (at + GrpcStructs.HeaderField.VALUE > end) {
+        malformed.increment();
+        return null;
+      }
+      int nameId = GrpcStructs.HeaderField.nameId(b, at);
+      String name = names.name(nameId);
+      int len = GrpcStructs.HeaderField.valueLen(b, at);
+      if (name == null || len > GrpcLayouts.VALUE_LEN || at + entryBytes(len) > end) {
+        malformed.increment();
+        return null;
+      }
+      boolean truncated = (GrpcStructs.HeaderField.flags(b, at) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
+      fields[i] = fieldCache.field(b, at + GrpcStructs.HeaderField.VALUE, len, nameId, name, truncated);
+      at += entryBytes(len);
+    }
+    int pathAt = socketPath ? at : -1;
+    if (socketPath && (at + GrpcStructs.SocketPath.PATH > end
+        || GrpcStructs.SocketPath.len(b, at) > GrpcStructs.SocketPath.PATH_COUNT
+        || at + entryBytes(GrpcStructs.SocketPath.len(b, at)) > end)) {
       malformed.increment();
       return null;
     }
@@ -157,19 +186,6 @@ public final class HeaderEventDecoder {
     long ts = GrpcStructs.HeaderEvent.tsNs(b, 0);
     int exeAt = GrpcStructs.HeaderEvent.EXE;
     ExeKey exe = exeOf(pid, GrpcStructs.ExeKey.dev(b, exeAt), GrpcStructs.ExeKey.ino(b, exeAt), ts);
-    HeaderField[] fields = scratchFields;
-    for (int i = 0; i < fieldCount; i++) {
-      int at = GrpcStructs.HeaderEvent.FIELDS + i * GrpcStructs.HeaderField.SIZE;
-      int nameId = GrpcStructs.HeaderField.nameId(b, at);
-      String name = names.name(nameId);
-      int len = GrpcStructs.HeaderField.valueLen(b, at);
-      if (name == null || len > GrpcLayouts.VALUE_LEN) {
-        malformed.increment();
-        return null;
-      }
-      boolean truncated = (GrpcStructs.HeaderField.flags(b, at) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
-      fields[i] = fieldCache.field(b, at + GrpcStructs.HeaderField.VALUE, len, nameId, name, truncated);
-    }
     lastProbe = sender;
     lastExe = exe;
     return new HeaderEvent(
@@ -180,12 +196,22 @@ public final class HeaderEventDecoder {
         side,
         GrpcStructs.HeaderEvent.connId(b, 0),
         GrpcStructs.HeaderEvent.fd(b, 0),
-        socketCache.sockets(b, fieldCount),
+        socketCache.sockets(b, pathAt),
         GrpcStructs.HeaderEvent.streamId(b, 0),
         (flags & GrpcConstants.EVENT_END_STREAM) != 0,
         fieldList(fields, fieldCount),
         (flags & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0,
         (flags & GrpcConstants.EVENT_CONN_UNKNOWN) == 0 ? null : socketUnknown(EventRecord.decode(b)));
+  }
+
+  /**
+   * Bytes of a packed field entry (or socket path) whose value is {@code valueLen} bytes: its
+   * name id, flags and length ({@code struct header_field} up to {@code value}, 4 bytes), the value,
+   * zero padding to a multiple of {@code GOSPAN_FIELD_ALIGN} (8). bpf/headers.bpf.h {@code pack_event}.
+   */
+  static int entryBytes(int valueLen) {
+    int align = GrpcLayouts.FIELD_ALIGN;
+    return (GrpcStructs.HeaderField.VALUE + valueLen + align - 1) & -align;
   }
 
   /**
@@ -350,11 +376,11 @@ public final class HeaderEventDecoder {
     private final long[][] keys = new long[SLOTS][];
     private final SocketPair[] pairs = new SocketPair[SLOTS];
 
-    SocketPair sockets(ByteBuffer b, int fieldCount) {
+    SocketPair sockets(ByteBuffer b, int pathAt) {
       int family = GrpcStructs.HeaderEvent.family(b, 0);
       if ((family != AF_INET && family != AF_INET6)
           || (GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
-        return HeaderEventDecoder.sockets(b, fieldCount);
+        return HeaderEventDecoder.sockets(b, pathAt);
       }
       long k0 = ((long) family << 32) | ((long) GrpcStructs.HeaderEvent.localPort(b, 0) << 16)
           | GrpcStructs.HeaderEvent.remotePort(b, 0);
@@ -368,7 +394,7 @@ public final class HeaderEventDecoder {
       if (k != null && k[0] == k0 && k[1] == k1 && k[2] == k2 && k[3] == k3 && k[4] == k4) {
         return pairs[slot];
       }
-      SocketPair p = HeaderEventDecoder.sockets(b, fieldCount);
+      SocketPair p = HeaderEventDecoder.sockets(b, pathAt);
       // the two ends as objects seen before: a client's pair and its server's mirrored pair then
       // hold the same two objects, and the flow keys that link them compare by identity first
       p = new SocketPair(endpoint(p.local()), endpoint(p.remote()));
@@ -408,10 +434,10 @@ public final class HeaderEventDecoder {
 
   /**
    * The connection's ends the BPF program read from the kernel socket, or null when it could not: a TCP
-   * 4-tuple, or a unix domain socket's inodes (and path: the {@code struct socket_path} behind the
-   * record's {@code fieldCount} fields).
+   * 4-tuple, or a unix domain socket's inodes (and path: the packed {@code struct socket_path} at byte
+   * {@code pathAt} of the record, behind its fields; -1 when the record has none).
    */
-  static SocketPair sockets(ByteBuffer b, int fieldCount) {
+  static SocketPair sockets(ByteBuffer b, int pathAt) {
     int family = GrpcStructs.HeaderEvent.family(b, 0);
     if ((GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_CONN_UNKNOWN) != 0) {
       return null;
@@ -421,8 +447,8 @@ public final class HeaderEventDecoder {
       long remote = b.getLong(GrpcStructs.HeaderEvent.REMOTE_ADDR);
       String path = "";
       boolean peer = false;
-      if ((GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_SOCKET_PATH) != 0) {
-        int at = GrpcStructs.HeaderEvent.FIELDS + fieldCount * GrpcStructs.HeaderField.SIZE;
+      if (pathAt >= 0 && (GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_SOCKET_PATH) != 0) {
+        int at = pathAt;
         peer = GrpcStructs.SocketPath.peer(b, at) != 0;
         int len = Math.min(GrpcStructs.SocketPath.len(b, at), GrpcStructs.SocketPath.PATH_COUNT);
         byte[] raw = new byte[len];

@@ -11,12 +11,31 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
-/** Records are variable-sized: the fixed part and the fields in use (grpc.bpf.c {@code send}). */
+/**
+ * Records are variable-sized: the fixed part and the fields in use, packed (bpf/headers.bpf.h {@code
+ * pack_event}): each field its name id, flags, length and value, padded to 8 bytes.
+ */
 class HeaderEventDecoderTest {
 
   final HeaderNames names = HeaderNames.defaults();
   final HeaderEventDecoder decoder = new HeaderEventDecoder(names, (pid, exe) -> { });
 
+  /** Bytes of a packed field entry of a {@code len}-byte value, as pack_event lays it out (not the decoder's arithmetic). */
+  static int entry(int len) {
+    int used = GrpcLayouts.HEADER_FIELD.offset("value") + len;
+    return used % 8 == 0 ? used : used + 8 - used % 8;
+  }
+
+  /** Bytes of a record of these fields (name, value, ...), packed. */
+  static int packed(String... nameValues) {
+    int size = EventRecord.FIXED_SIZE;
+    for (int i = 1; i < nameValues.length; i += 2) {
+      size += entry(nameValues[i].getBytes(StandardCharsets.UTF_8).length);
+    }
+    return size;
+  }
+
+  /** A record of {@code bytes} bytes claiming {@code fieldCount} fields, holding these (name, value, ...), packed. */
   ByteBuffer record(int fieldCount, int bytes, String... nameValues) {
     ByteBuffer b = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     b.putLong(GrpcLayouts.HEADER_EVENT.offset("ts_ns"), 1_000);
@@ -27,20 +46,21 @@ class HeaderEventDecoderTest {
     b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) GrpcConstants.EVENT_CONN_UNKNOWN);
     b.put(GrpcLayouts.HEADER_EVENT.offset("field_count"), (byte) fieldCount);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("fd"), -1);
+    int at = EventRecord.FIXED_SIZE;
     for (int i = 0; i < nameValues.length / 2; i++) {
-      int at = EventRecord.FIXED_SIZE + i * GrpcLayouts.HEADER_FIELD.size();
       b.put(at + GrpcLayouts.HEADER_FIELD.offset("name_id"), (byte) names.names().indexOf(nameValues[2 * i]));
       byte[] v = nameValues[2 * i + 1].getBytes(StandardCharsets.UTF_8);
       b.putShort(at + GrpcLayouts.HEADER_FIELD.offset("value_len"), (short) v.length);
       b.put(at + GrpcLayouts.HEADER_FIELD.offset("value"), v);
+      at += entry(v.length);
     }
     return b;
   }
 
   @Test
   void aRecordOfTheFixedPartAndItsFieldsDecodes() {
-    int size = EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size();
-    assertThat(size).isEqualTo(352).isLessThan(GrpcLayouts.HEADER_EVENT.size());
+    int size = packed(":path", "/a.B/C", "content-type", "application/grpc");
+    assertThat(size).as("96 + (4 + 6, padded) + (4 + 16, padded)").isEqualTo(96 + 16 + 24);
     HeaderEvent e = decoder.decode(record(2, size, ":path", "/a.B/C", "content-type", "application/grpc"));
     assertThat(e).isNotNull();
     assertThat(e.probe()).isEqualTo(ProbeKind.HTTP2_SERVER_OPERATE_HEADERS);
@@ -67,7 +87,7 @@ class HeaderEventDecoderTest {
         nameValues[2 * i] = allowed.get(i % allowed.size());
         nameValues[2 * i + 1] = "v" + n + "." + i + "-0123456789abcdef"; // longer than 8 bytes: the word-wise hash
       }
-      events.add(decoder.decode(withExe(record(n, EventRecord.FIXED_SIZE + n * GrpcLayouts.HEADER_FIELD.size(), nameValues), 42, 70 + n)));
+      events.add(decoder.decode(withExe(record(n, packed(nameValues), nameValues), 42, 70 + n)));
       assertThat(decoder.lastProbe()).isSameAs(GrpcProbe.HTTP2_SERVER_OPERATE_HEADERS);
       assertThat(decoder.lastExe().ino()).isEqualTo(70 + n);
     }
@@ -86,14 +106,14 @@ class HeaderEventDecoderTest {
 
   /** A unix domain socket's start: inodes in the address fields, the path block behind the fields. */
   ByteBuffer unixRecord(int fieldCount, boolean peerPath, byte[] path, String... nameValues) {
-    int size = EventRecord.FIXED_SIZE + (fieldCount + 1) * GrpcLayouts.HEADER_FIELD.size();
+    int size = packed(nameValues) + entry(path.length);
     ByteBuffer b = record(fieldCount, size, nameValues);
     b.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) GrpcConstants.EVENT_SOCKET_PATH);
     b.putShort(GrpcLayouts.HEADER_EVENT.offset("family"), (short) 1);
     b.putLong(GrpcLayouts.HEADER_EVENT.offset("local_addr"), 4_026_532_001L);
     b.putLong(GrpcLayouts.HEADER_EVENT.offset("remote_addr"), 4_026_532_002L);
     b.putInt(GrpcLayouts.HEADER_EVENT.offset("fd"), 7);
-    int at = EventRecord.FIXED_SIZE + fieldCount * GrpcLayouts.HEADER_FIELD.size();
+    int at = packed(nameValues);
     b.put(at + GrpcLayouts.SOCKET_PATH.offset("peer"), (byte) (peerPath ? 1 : 0));
     b.putShort(at + GrpcLayouts.SOCKET_PATH.offset("len"), (short) path.length);
     b.put(at + GrpcLayouts.SOCKET_PATH.offset("path"), path);
@@ -173,9 +193,68 @@ class HeaderEventDecoderTest {
 
   @Test
   void aRecordShorterThanItsFieldCountSaysIsMalformed() {
-    assertThat(decoder.decode(record(3, EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size(), ":path", "/a.B/C"))).isNull();
+    assertThat(decoder.decode(record(3, packed(":path", "/a.B/C", ":authority", "x:1"), ":path", "/a.B/C", ":authority", "x:1"))).isNull();
     assertThat(decoder.decode(record(0, EventRecord.FIXED_SIZE - 1))).isNull();
     assertThat(decoder.malformed()).isEqualTo(2);
+  }
+
+  /** Every value length a probe sends (0 to GOSPAN_VALUE_LEN), each padding, then the next field where it was packed. */
+  @Test
+  void everyValueLengthIsFollowedByTheNextFieldWhereItWasPacked() {
+    for (int len = 0; len <= GrpcLayouts.VALUE_LEN; len++) {
+      String path = ("/" + "p".repeat(GrpcLayouts.VALUE_LEN)).substring(0, len);
+      String authority = "a".repeat(GrpcLayouts.VALUE_LEN - len);
+      String[] nameValues = {":path", path, ":authority", authority, "grpc-status", "0"};
+      HeaderEvent e = decoder.decode(record(3, packed(nameValues), nameValues));
+      assertThat(e).as("value length %d", len).isNotNull();
+      assertThat(e.fields()).extracting(io.gospan.receiver.event.HeaderField::value).containsExactly(path, authority, "0");
+    }
+    assertThat(decoder.malformed()).isZero();
+  }
+
+  /**
+   * A field's or the socket path's length running past the record's end, or a field header cut by it:
+   * counted as malformed and dropped, nothing read outside the record (the record is a slice of a
+   * larger buffer whose bytes beyond it hold a readable, wrong value).
+   */
+  @Test
+  void lengthsRunningPastTheRecordsEndAreMalformedAndNothingIsReadBeyondIt() {
+    int size = packed(":path", "/a.B/C", ":authority", "x:1");
+    java.util.function.Function<ByteBuffer, ByteBuffer> inLargerBuffer = r -> {
+      ByteBuffer big = ByteBuffer.allocate(r.capacity() + 256).order(ByteOrder.LITTLE_ENDIAN);
+      for (int i = r.capacity(); i < big.capacity(); i++) {
+        big.put(i, (byte) 'x');
+      }
+      big.put(0, r, 0, r.capacity());
+      return big.slice(0, r.capacity()).order(ByteOrder.LITTLE_ENDIAN);
+    };
+    // the well-formed record decodes, also as a slice
+    assertThat(decoder.decode(inLargerBuffer.apply(record(2, size, ":path", "/a.B/C", ":authority", "x:1"))).header(":authority"))
+        .isEqualTo("x:1");
+    // the second field's value_len reaching past the end (its bytes would be the 'x's behind the record)
+    ByteBuffer longValue = record(2, size, ":path", "/a.B/C", ":authority", "x:1");
+    longValue.putShort(EventRecord.FIXED_SIZE + entry(6) + GrpcLayouts.HEADER_FIELD.offset("value_len"), (short) 20);
+    assertThat(decoder.decode(inLargerBuffer.apply(longValue))).isNull();
+    // the first field's value_len moving the second field's header past the end
+    ByteBuffer shifted = record(2, size, ":path", "/a.B/C", ":authority", "x:1");
+    shifted.putShort(EventRecord.FIXED_SIZE + GrpcLayouts.HEADER_FIELD.offset("value_len"), (short) 14);
+    assertThat(decoder.decode(inLargerBuffer.apply(shifted))).isNull();
+    // a value_len above GOSPAN_VALUE_LEN, the record long enough to hold it
+    ByteBuffer tooLong = record(1, EventRecord.FIXED_SIZE + entry(GrpcLayouts.VALUE_LEN + 8), ":path", "/a.B/C");
+    tooLong.putShort(EventRecord.FIXED_SIZE + GrpcLayouts.HEADER_FIELD.offset("value_len"), (short) (GrpcLayouts.VALUE_LEN + 1));
+    assertThat(decoder.decode(tooLong)).isNull();
+    // the last entry's padding cut off: the record is not what pack_event sends
+    ByteBuffer unpadded = record(1, EventRecord.FIXED_SIZE + 4 + 6, ":path", "/a.B/C");
+    assertThat(decoder.decode(unpadded)).isNull();
+    // the socket path's len past the end, and its header cut by it
+    ByteBuffer path = unixRecord(1, false, "/run/x.sock".getBytes(StandardCharsets.UTF_8), ":path", "/a.B/C");
+    path.putShort(packed(":path", "/a.B/C") + GrpcLayouts.SOCKET_PATH.offset("len"), (short) 40);
+    assertThat(decoder.decode(inLargerBuffer.apply(path))).isNull();
+    ByteBuffer noPath = record(1, packed(":path", "/a.B/C") + 2, ":path", "/a.B/C");
+    noPath.put(GrpcLayouts.HEADER_EVENT.offset("flags"), (byte) GrpcConstants.EVENT_SOCKET_PATH);
+    noPath.putShort(GrpcLayouts.HEADER_EVENT.offset("family"), (short) 1);
+    assertThat(decoder.decode(noPath)).isNull();
+    assertThat(decoder.malformed()).isEqualTo(6);
   }
 
   @Test
@@ -242,7 +321,7 @@ class HeaderEventDecoderTest {
   @Test
   void newStreamSendsBothKindsOfRecordToldApartByTheirSize() {
     // the streams set: NewStream's start record (a header event with :path), then the StreamParent
-    ByteBuffer start = record(1, EventRecord.FIXED_SIZE + GrpcLayouts.HEADER_FIELD.size(), ":path", "/a.B/C");
+    ByteBuffer start = record(1, packed(":path", "/a.B/C"), ":path", "/a.B/C");
     start.put(GrpcLayouts.HEADER_EVENT.offset("probe"), (byte) GrpcProbe.HTTP2_CLIENT_NEW_STREAM.id());
     start.put(GrpcLayouts.HEADER_EVENT.offset("side"), (byte) GrpcConstants.SIDE_CLIENT);
     assertThat(HeaderEventDecoder.isStreamParent(start)).isFalse();
@@ -269,7 +348,7 @@ class HeaderEventDecoderTest {
   /** The decoder reuses decoded values (a cache by bytes): a reused value must never be another one's. */
   @Test
   void repeatedValuesAreDecodedOnceAndDifferentValuesNeverMixUp() {
-    int size = EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size();
+    int size = EventRecord.FIXED_SIZE + 2 * GrpcLayouts.HEADER_FIELD.size(); // room for any two fields, packed or not
     HeaderEvent a = decoder.decode(record(2, size, ":path", "/a.B/C", ":authority", "x:1"));
     HeaderEvent again = decoder.decode(record(2, size, ":path", "/a.B/C", ":authority", "x:1"));
     assertThat(again.fields()).isEqualTo(a.fields());
