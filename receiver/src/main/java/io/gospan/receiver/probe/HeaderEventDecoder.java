@@ -167,18 +167,17 @@ public final class HeaderEventDecoder {
       int nameId = GrpcStructs.HeaderField.nameId(b, at);
       String name = names.name(nameId);
       int len = GrpcStructs.HeaderField.valueLen(b, at);
-      if (name == null || len > GrpcLayouts.VALUE_LEN || at + entryBytes(len) > end) {
+      int next = at + entryBytes(len);
+      if (name == null || len > GrpcLayouts.VALUE_LEN || next > end) {
         malformed.increment();
         return null;
       }
       boolean truncated = (GrpcStructs.HeaderField.flags(b, at) & GrpcConstants.FIELD_VALUE_TRUNCATED) != 0;
       fields[i] = fieldCache.field(b, at + GrpcStructs.HeaderField.VALUE, len, nameId, name, truncated);
-      at += entryBytes(len);
+      at = next;
     }
     int pathAt = socketPath ? at : -1;
-    if (socketPath && (at + GrpcStructs.SocketPath.PATH > end
-        || GrpcStructs.SocketPath.len(b, at) > GrpcStructs.SocketPath.PATH_COUNT
-        || at + entryBytes(GrpcStructs.SocketPath.len(b, at)) > end)) {
+    if (socketPath && (at + GrpcStructs.SocketPath.PATH > end || !pathFits(GrpcStructs.SocketPath.len(b, at), at, end))) {
       malformed.increment();
       return null;
     }
@@ -202,6 +201,11 @@ public final class HeaderEventDecoder {
         fieldList(fields, fieldCount),
         (flags & GrpcConstants.EVENT_FIELDS_TRUNCATED) != 0,
         (flags & GrpcConstants.EVENT_CONN_UNKNOWN) == 0 ? null : socketUnknown(EventRecord.decode(b)));
+  }
+
+  /** Whether a packed socket path of {@code len} bytes at byte {@code at} ends by {@code end}. */
+  private static boolean pathFits(int len, int at, int end) {
+    return len <= GrpcStructs.SocketPath.PATH_COUNT && at + entryBytes(len) <= end;
   }
 
   /**
@@ -447,12 +451,11 @@ public final class HeaderEventDecoder {
       long remote = b.getLong(GrpcStructs.HeaderEvent.REMOTE_ADDR);
       String path = "";
       boolean peer = false;
-      if (pathAt >= 0 && (GrpcStructs.HeaderEvent.flags(b, 0) & GrpcConstants.EVENT_SOCKET_PATH) != 0) {
-        int at = pathAt;
-        peer = GrpcStructs.SocketPath.peer(b, at) != 0;
-        int len = Math.min(GrpcStructs.SocketPath.len(b, at), GrpcStructs.SocketPath.PATH_COUNT);
+      if (pathAt >= 0) { // decode checked that the path fits the record
+        peer = GrpcStructs.SocketPath.peer(b, pathAt) != 0;
+        int len = GrpcStructs.SocketPath.len(b, pathAt);
         byte[] raw = new byte[len];
-        b.get(at + GrpcStructs.SocketPath.PATH, raw, 0, len);
+        b.get(pathAt + GrpcStructs.SocketPath.PATH, raw, 0, len);
         path = unixPath(raw);
       }
       return new SocketPair(new SocketPair.Unix(local, peer ? "" : path), new SocketPair.Unix(remote, peer ? path : ""));

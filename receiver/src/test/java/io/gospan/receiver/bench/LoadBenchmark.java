@@ -71,7 +71,14 @@ public final class LoadBenchmark {
     }
   }
 
-  record Workload(String name, List<String> clientArgs) {}
+  record Workload(String name, List<String> clientArgs) {
+    /** The client's flags for this workload, with {@code -quiet} (no log line per unexpected result). */
+    String[] quietArgs() {
+      List<String> args = new ArrayList<>(clientArgs);
+      args.add("-quiet");
+      return args.toArray(new String[0]);
+    }
+  }
 
   static List<Workload> selectedWorkloads() {
     String only = System.getProperty("gospan.bench.workloads");
@@ -350,9 +357,7 @@ public final class LoadBenchmark {
               warmups.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add((double) warmUp(dir, server, gospan.pid()));
               // and the measured workload itself once: its own code paths (batch sizes, export
               // rates) are compiled before it is measured, not during
-              List<String> again = new ArrayList<>(w.clientArgs());
-              again.add("-quiet");
-              ExampleApps.runClient(dir, server.address(), again.toArray(new String[0]));
+              ExampleApps.runClient(dir, server.address(), w.quietArgs());
               if (build.gospan()) {
                 // what a cold sidecar under ~30,000 spans/s dropped (shed whole traces, mostly)
                 warmupDropped.computeIfAbsent(jar.getKey(), k -> new ArrayList<>()).add(dropped(scrape()));
@@ -520,9 +525,7 @@ public final class LoadBenchmark {
     double lost0 = lost(scrape0);
     double dropped0 = dropped(scrape0);
     long t0 = System.nanoTime();
-    List<String> args = new ArrayList<>(w.clientArgs());
-    args.add("-quiet");
-    JsonNode r = ExampleApps.runClient(dir, server.address(), args.toArray(new String[0]));
+    JsonNode r = ExampleApps.runClient(dir, server.address(), w.quietArgs());
     long wall = System.nanoTime() - t0;
     long calls = r.path("calls").asLong();
     double clientCpuNs = (r.path("cpu_user_ms").asDouble() + r.path("cpu_sys_ms").asDouble()) * 1e6;
@@ -677,15 +680,13 @@ public final class LoadBenchmark {
     if (STEADY_SECONDS <= 0) {
       return;
     }
-    List<String> args = new ArrayList<>(w.clientArgs());
-    args.add("-quiet");
     long start = System.nanoTime();
     long windowStart = start;
     long cpu0 = cpuNs(pid);
     long jit0 = jitNs(pid);
     StringBuilder shares = new StringBuilder();
     while (System.nanoTime() - start < STEADY_SECONDS * 1_000_000_000L) {
-      ExampleApps.runClient(dir, server.address(), args.toArray(new String[0]));
+      ExampleApps.runClient(dir, server.address(), w.quietArgs());
       if (System.nanoTime() - windowStart >= 30_000_000_000L) {
         long cpu = cpuNs(pid);
         long jit = jitNs(pid);
