@@ -10,7 +10,8 @@
 # -Dgospan.bench.jar=/path/gospan.jar (another build's jar; the SDK and grpc-java it carries),
 # -Dgospan.bench.senders=grpc-java,http-jdk,grpc-okhttp,http-okhttp (the OTLP exporter's senders to
 # compare, alternating; default grpc-java; the OkHttp ones are resolved from scripts/okhttp-sender).
-# -Dgospan.bench.steady=120: 120 s at the measured rate before each measured run, as bench-load.sh's.
+# -Dgospan.bench.steady=120: 120 s at the measured rate before each measured run, as bench-load.sh's;
+# -Dgospan.bench.repeat=9: 9 measured runs per child, back to back, as bench-load.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q -ntp -DskipTests package

@@ -10,6 +10,8 @@
 # -Dgospan.bench.floor=false (in GOSPAN_BENCH_OPTS) leaves the empty-uprobes runs out;
 # -Dgospan.bench.steady=120 runs each workload again and again for 120 s before it is measured (issue 37's
 #   targets count the JIT after 2 minutes of steady load; the JIT's share by 30 s goes to stderr);
+# -Dgospan.bench.repeat=9 measures each start's workload 9 times back to back (the median and range of
+#   the runs: the JIT's bursts after the steady load make one 5-s run vary);
 # -Dgospan.bench.workloads="PREFIX;PREFIX" measures only the workloads whose names start so (e.g. "unary, 16").
 # -Dgospan.bench.ratios=1,0.1,0.01 measures each build once per sampling ratio (traceidratio), alternating in the run;
 # GOSPAN_BENCH_JARS=before=/path/a.jar,after=/path/b.jar measures several builds alternating in the run;

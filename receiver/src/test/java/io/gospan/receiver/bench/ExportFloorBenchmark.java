@@ -58,7 +58,8 @@ import java.util.concurrent.locks.LockSupport;
  * repeated until the JIT compiler threads take < 10 % of the JVM's CPU, at most 8 times), then the
  * steady load at the measured rate for {@code -Dgospan.bench.steady} seconds (0 by default, as in {@link
  * LoadBenchmark#STEADY_SECONDS}), then the
- * measured run (100,000 spans at 20,000 spans/s; 24,000 at 1,000 spans/s, as {@code LoadBenchmark}'s
+ * measured run ({@code -Dgospan.bench.repeat} times back to back, as {@link LoadBenchmark#MEASURED_RUNS}:
+ * 100,000 spans at 20,000 spans/s; 24,000 at 1,000 spans/s, as {@code LoadBenchmark}'s
  * workloads), its CPU from the first span until the receiver counted the last (10 ms ticks), by
  * thread; the RSS at its end; the idle CPU for 10 s. A fresh child per rate and round.
  *
@@ -171,19 +172,20 @@ public final class ExportFloorBenchmark {
         for (Rate rate : RATES) {
           for (Sender sender : SENDERS) {
             String classPath = testClasses + (sender.okhttp ? File.pathSeparator + okhttp : "") + File.pathSeparator + jar;
-            Result r = measure(receiver, classPath, sender, rate);
-            results.computeIfAbsent(row(rate, sender), k -> new ArrayList<>()).add(r);
-            System.out.printf(Locale.ROOT,
-                "round %d, %s, %s: %.1f µs/span (without the JIT %.1f; without the producer %.1f; without both %.1f), RSS %.1f MiB, idle %.2f %%, lost %d; by thread %s%n",
-                round, rate.name(), sender.label, r.cpuUsPerSpan(), r.withoutJitUsPerSpan(), r.floorUsPerSpan(), r.floorWithoutJitUsPerSpan(),
-                r.rssKb() / 1024.0, r.idlePercent(), r.lost(), format(r.threadUsPerSpan()));
+            for (Result r : measure(receiver, classPath, sender, rate)) {
+              results.computeIfAbsent(row(rate, sender), k -> new ArrayList<>()).add(r);
+              System.out.printf(Locale.ROOT,
+                  "round %d, %s, %s: %.1f µs/span (without the JIT %.1f; without the producer %.1f; without both %.1f), RSS %.1f MiB, idle %.2f %%, lost %d; by thread %s%n",
+                  round, rate.name(), sender.label, r.cpuUsPerSpan(), r.withoutJitUsPerSpan(), r.floorUsPerSpan(), r.floorWithoutJitUsPerSpan(),
+                  r.rssKb() / 1024.0, r.idlePercent(), r.lost(), format(r.threadUsPerSpan()));
+            }
           }
         }
       }
     }
     System.out.println();
-    System.out.printf(Locale.ROOT, "%d s of steady load at the measured rate before each measured run (-Dgospan.bench.steady)%n",
-        LoadBenchmark.STEADY_SECONDS);
+    System.out.printf(Locale.ROOT, "%d s of steady load at the measured rate before the measured runs (-Dgospan.bench.steady),"
+        + " %d measured run(s) per child (-Dgospan.bench.repeat)%n", LoadBenchmark.STEADY_SECONDS, LoadBenchmark.MEASURED_RUNS);
     System.out.println("| rate, sender | µs/span, all threads | without the JIT | without the producer (the floor) | the floor without the JIT | RSS MiB under load | idle % of a core | spans lost |");
     System.out.println("|---|---|---|---|---|---|---|---|");
     for (Rate rate : RATES) {
@@ -201,12 +203,22 @@ public final class ExportFloorBenchmark {
     return rate.name() + ", " + sender.label;
   }
 
+  /** Each result's figure in order; from 3 results on, their median after them. */
   static String each(List<Result> rs, java.util.function.ToDoubleFunction<Result> f, String fmt) {
     List<String> out = new ArrayList<>();
-    for (Result r : rs) {
-      out.add(String.format(Locale.ROOT, fmt, f.applyAsDouble(r)));
+    double[] values = new double[rs.size()];
+    for (int i = 0; i < rs.size(); i++) {
+      values[i] = f.applyAsDouble(rs.get(i));
+      out.add(String.format(Locale.ROOT, fmt, values[i]));
     }
-    return String.join(", ", out);
+    String all = String.join(", ", out);
+    if (values.length < 3) {
+      return all;
+    }
+    java.util.Arrays.sort(values);
+    double median = values.length % 2 == 1 ? values[values.length / 2]
+        : (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
+    return all + "; median " + String.format(Locale.ROOT, fmt, median);
   }
 
   static String format(Map<String, Double> m) {
@@ -238,8 +250,12 @@ public final class ExportFloorBenchmark {
     return pb.start();
   }
 
-  /** One child JVM: warm-up, the measured run at {@code rate}, then 10 s idle. */
-  static Result measure(CountingOtlpReceiver receiver, String classPath, Sender sender, Rate rate) throws Exception {
+  /**
+   * One child JVM: warm-up, the steady load, the measured runs at {@code rate} ({@link
+   * LoadBenchmark#MEASURED_RUNS}, back to back), then 10 s idle; one result per measured run, each
+   * with the idle figure of the child.
+   */
+  static List<Result> measure(CountingOtlpReceiver receiver, String classPath, Sender sender, Rate rate) throws Exception {
     String extra = System.getProperty("gospan.bench.jvm", "");
     Process p = startChild(receiver, classPath, sender, extra);
     try (Writer in = p.outputWriter(StandardCharsets.UTF_8);
@@ -251,17 +267,20 @@ public final class ExportFloorBenchmark {
       if (LoadBenchmark.STEADY_SECONDS > 0) {
         send(receiver, in, out, rate.spansPerS(), rate.spansPerS() * LoadBenchmark.STEADY_SECONDS);
       }
-      Map<String, Long> t0 = LoadBenchmark.threadCpuNs(pid);
-      long cpu0 = LoadBenchmark.cpuNs(pid);
       long started = p.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(System.currentTimeMillis());
-      long from = System.currentTimeMillis() - started;
-      long lost = send(receiver, in, out, rate.spansPerS(), rate.spans());
-      // to find the measured run in the child's logs (e.g. -Xlog:jit+compilation=debug:file=…, uptime stamps)
-      System.err.printf(Locale.ROOT, "the measured run: %.1f–%.1f s after the child's start%n", from / 1e3,
-          (System.currentTimeMillis() - started) / 1e3);
-      long cpu = LoadBenchmark.cpuNs(pid) - cpu0;
-      Map<String, Long> t1 = LoadBenchmark.threadCpuNs(pid);
-      long rss = LoadBenchmark.rssKb(pid);
+      record Measured(long cpuNs, Map<String, Long> t0, Map<String, Long> t1, long rssKb, long lost) {}
+      List<Measured> runs = new ArrayList<>();
+      for (int i = 0; i < LoadBenchmark.MEASURED_RUNS; i++) {
+        Map<String, Long> t0 = LoadBenchmark.threadCpuNs(pid);
+        long cpu0 = LoadBenchmark.cpuNs(pid);
+        long from = System.currentTimeMillis() - started;
+        long lost = send(receiver, in, out, rate.spansPerS(), rate.spans());
+        // to find the measured run in the child's logs (e.g. -Xlog:jit+compilation=debug:file=…, uptime stamps)
+        System.err.printf(Locale.ROOT, "the measured run: %.1f–%.1f s after the child's start%n", from / 1e3,
+            (System.currentTimeMillis() - started) / 1e3);
+        long cpu = LoadBenchmark.cpuNs(pid) - cpu0;
+        runs.add(new Measured(cpu, t0, LoadBenchmark.threadCpuNs(pid), LoadBenchmark.rssKb(pid), lost));
+      }
       if (extra.contains("NativeMemoryTracking")) {
         new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), Long.toString(pid),
             "VM.native_memory", "summary", "scale=KB").inheritIO().start().waitFor();
@@ -270,14 +289,18 @@ public final class ExportFloorBenchmark {
       long idle0 = LoadBenchmark.cpuNs(pid);
       Thread.sleep(LoadBenchmark.IDLE_MILLIS);
       double idlePercent = 100.0 * (LoadBenchmark.cpuNs(pid) - idle0) / (LoadBenchmark.IDLE_MILLIS * 1e6);
-      Map<String, Double> byThread = new TreeMap<>();
-      t1.forEach((k, v) -> byThread.put(k, (v - t0.getOrDefault(k, 0L)) / 1e3 / rate.spans()));
-      double all = cpu / 1e3 / rate.spans();
-      double jit = byThread.entrySet().stream().filter(e -> e.getKey().contains("CompilerThre")).mapToDouble(Map.Entry::getValue).sum();
-      double producer = byThread.getOrDefault("floor-producer", 0.0);
       in.write("exit\n");
       in.flush();
-      return new Result(all, all - jit, all - producer, all - jit - producer, byThread, rss, idlePercent, lost);
+      List<Result> results = new ArrayList<>();
+      for (Measured m : runs) {
+        Map<String, Double> byThread = new TreeMap<>();
+        m.t1().forEach((k, v) -> byThread.put(k, (v - m.t0().getOrDefault(k, 0L)) / 1e3 / rate.spans()));
+        double all = m.cpuNs() / 1e3 / rate.spans();
+        double jit = byThread.entrySet().stream().filter(e -> e.getKey().contains("CompilerThre")).mapToDouble(Map.Entry::getValue).sum();
+        double producer = byThread.getOrDefault("floor-producer", 0.0);
+        results.add(new Result(all, all - jit, all - producer, all - jit - producer, byThread, m.rssKb(), idlePercent, m.lost()));
+      }
+      return results;
     } finally {
       if (!p.waitFor(10, TimeUnit.SECONDS)) {
         p.destroyForcibly();

@@ -378,9 +378,12 @@ public final class LoadBenchmark {
               Thread.sleep(IDLE_MILLIS);
               idleCpu.computeIfAbsent(jar.getKey(), k -> new ArrayList<>())
                   .add((cpuNs(gospan.pid()) - idle0) / 1e6 / IDLE_MILLIS * 100);
-              with.computeIfAbsent(jar.getKey(), k -> new LinkedHashMap<>())
-                  .computeIfAbsent(w.name(), k -> new ArrayList<>())
-                  .add(run(dir, server, w, gospan, build.gospan()));
+              // with -Dgospan.bench.repeat=N: N measured runs back to back, each its own entry
+              for (int r = 0; r < MEASURED_RUNS; r++) {
+                with.computeIfAbsent(jar.getKey(), k -> new LinkedHashMap<>())
+                    .computeIfAbsent(w.name(), k -> new ArrayList<>())
+                    .add(run(dir, server, w, gospan, build.gospan()));
+              }
             } finally {
               gospan.destroy();
               if (!gospan.waitFor(20, TimeUnit.SECONDS)) {
@@ -400,9 +403,10 @@ public final class LoadBenchmark {
     for (Map.Entry<String, Build> jar : builds.entrySet()) {
       Build build = jar.getValue();
       if (build.gospan()) {
-        System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s, exporter %s, %d s of steady load before each measured run; median of rounds%n%n",
+        System.out.printf("%n%s (%s): %d rounds, %d cores, gospan JVM %s %s, exporter %s, %d s of steady load before the measured runs,"
+            + " %d measured run(s) per start; median of rounds and runs%n%n",
             jar.getKey(), build.jar(), rounds, Runtime.getRuntime().availableProcessors(), build.env(), String.join(" ", build.jvm()), exporter,
-            STEADY_SECONDS);
+            STEADY_SECONDS, MEASURED_RUNS);
       } else {
         System.out.printf("%n%s (%s, a peer; \"sidecar\" below is this tracer, its events and drops are not read): %d rounds, %d cores,"
             + " environment %s; median of rounds%n%n", jar.getKey(), build.peer(), rounds, Runtime.getRuntime().availableProcessors(),
@@ -466,7 +470,7 @@ public final class LoadBenchmark {
           reps.get(reps.size() / 2), reps.get(0), reps.get(reps.size() - 1), jit.get(jit.size() / 2), jit.get(0), jit.get(jit.size() - 1));
       summary.add(String.format("SUMMARY %s | warm-up | JIT CPU until the measured run %.1f s median, over %.0f repetitions of 20,000 calls",
           jar.getKey(), jit.get(jit.size() / 2), reps.get(reps.size() / 2)));
-      System.out.println("sidecar CPU µs/span (without JIT) and RSS MiB under load per round, by workload; the OTLP receiver's CPU µs/span (this JVM's):");
+      System.out.println("sidecar CPU µs/span (without JIT) and RSS MiB under load per measured run (rounds × -Dgospan.bench.repeat), by workload; the OTLP receiver's CPU µs/span (this JVM's):");
       for (Workload w : WORKLOADS) {
         List<Run> b = with.get(jar.getKey()).get(w.name());
         System.out.printf("  %s: CPU %s; RSS %s; receiver %s%n", w.name(),
@@ -474,7 +478,7 @@ public final class LoadBenchmark {
             b.stream().map(r -> String.format("%.1f", r.sidecarRssKb() / 1024.0)).toList(),
             b.stream().map(r -> String.format("%.1f", r.receiverCpuUsPerSpan())).toList());
       }
-      System.out.println("sidecar CPU µs/span by thread (median of rounds; threads above 0.2 µs/span):");
+      System.out.println("sidecar CPU µs/span by thread (median of the measured runs; threads above 0.2 µs/span):");
       for (Workload w : WORKLOADS) {
         List<Run> b = with.get(jar.getKey()).get(w.name());
         Map<String, List<Double>> byThread = new TreeMap<>();
@@ -670,6 +674,14 @@ public final class LoadBenchmark {
    * the measured workload itself, run again and again until S s have passed, after the warm-up.
    */
   static final int STEADY_SECONDS = Integer.getInteger("gospan.bench.steady", 0);
+
+  /**
+   * Measured runs per sidecar start ({@code -Dgospan.bench.repeat=N}, default 1), back to back after
+   * the steady load; each is one entry of the per-round figures and of their median. After 2
+   * minutes the JIT still compiles in bursts that one 5-s run catches or misses: the median of
+   * several runs of one start is the settled figure, their range what one run may show.
+   */
+  static final int MEASURED_RUNS = Math.max(1, Integer.getInteger("gospan.bench.repeat", 1));
 
   /**
    * Runs {@code w} against {@code server} again and again for {@link #STEADY_SECONDS} (nothing when
