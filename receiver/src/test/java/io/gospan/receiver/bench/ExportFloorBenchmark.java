@@ -205,20 +205,9 @@ public final class ExportFloorBenchmark {
 
   /** Each result's figure in order; from 3 results on, their median after them. */
   static String each(List<Result> rs, java.util.function.ToDoubleFunction<Result> f, String fmt) {
-    List<String> out = new ArrayList<>();
-    double[] values = new double[rs.size()];
-    for (int i = 0; i < rs.size(); i++) {
-      values[i] = f.applyAsDouble(rs.get(i));
-      out.add(String.format(Locale.ROOT, fmt, values[i]));
-    }
-    String all = String.join(", ", out);
-    if (values.length < 3) {
-      return all;
-    }
-    java.util.Arrays.sort(values);
-    double median = values.length % 2 == 1 ? values[values.length / 2]
-        : (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
-    return all + "; median " + String.format(Locale.ROOT, fmt, median);
+    List<Double> values = rs.stream().map(f::applyAsDouble).toList();
+    String all = String.join(", ", values.stream().map(v -> String.format(Locale.ROOT, fmt, v)).toList());
+    return values.size() < 3 ? all : all + "; median " + String.format(Locale.ROOT, fmt, ProbeCostBenchmark.median(values));
   }
 
   static String format(Map<String, Double> m) {

@@ -409,7 +409,7 @@ public final class LoadBenchmark {
             STEADY_SECONDS, MEASURED_RUNS);
       } else {
         System.out.printf("%n%s (%s, a peer; \"sidecar\" below is this tracer, its events and drops are not read): %d rounds, %d cores,"
-            + " environment %s; median of rounds%n%n", jar.getKey(), build.peer(), rounds, Runtime.getRuntime().availableProcessors(),
+            + " environment %s; median of rounds and runs%n%n", jar.getKey(), build.peer(), rounds, Runtime.getRuntime().availableProcessors(),
             peerEnv(dir, "(the receiver)"));
       }
       System.out.println("| workload | calls/s without → empty uprobes → with (with / without; with / empty) | p50 µs without → with | p99 µs without → with | target CPU µs/call without → empty uprobes → with (with / without; with / empty) | sidecar CPU µs/span (without JIT compiler threads) | sidecar RSS MiB | events/s | events lost | spans dropped | spans not received |");
