@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Debian's etcd and etcdctl (GOPATH builds, stripped: no module versions, no DWARF), traced with
@@ -32,6 +33,9 @@ import org.junit.jupiter.api.Test;
  * type information and unwrapped, so every client span is linked to its server span by socket.
  */
 class DebianEtcdIT {
+  /** etcd's data directories (64 MB of write-ahead log each) and logs; JUnit deletes it after each test. */
+  @TempDir Path tmp;
+
   static final AttributeKey<Long> PID = AttributeKey.longKey("process.pid");
   static final AttributeKey<String> STATUS = AttributeKey.stringKey("rpc.response.status_code");
 
@@ -60,7 +64,7 @@ class DebianEtcdIT {
     DebianPackages.Unpacked debian = DebianPackages.fetch();
     Path etcd = debian.bin("etcd");
     Path etcdctl = debian.bin("etcdctl");
-    Path data = Files.createTempDirectory("gospan-etcd");
+    Path data = Files.createTempDirectory(tmp, "gospan-etcd");
     int client = freePort();
     int peer = freePort();
     String yaml = "discovery:\n  instrument:\n    - exe_path: \"" + etcd.getParent() + "/etcd*\"\n"

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * In-process propagation on a middle tier nobody here wrote: Debian's etcd 3.4 (a stripped GOPATH
@@ -30,6 +31,9 @@ import org.junit.jupiter.api.Test;
  * found by the ctx walk (a stripped binary has no goroutine id offset).
  */
 class EtcdGrpcProxyIT {
+  /** etcd's data directories (64 MB of write-ahead log each) and logs; JUnit deletes it after each test. */
+  @TempDir Path tmp;
+
   static final AttributeKey<Long> PID = AttributeKey.longKey("process.pid");
   static final AttributeKey<String> STATUS = AttributeKey.stringKey("rpc.response.status_code");
   static final int CALLS = 10;
@@ -39,7 +43,7 @@ class EtcdGrpcProxyIT {
     DebianPackages.Unpacked debian = DebianPackages.fetch();
     Path etcd = debian.bin("etcd");
     Path etcdctl = debian.bin("etcdctl");
-    Path data = Files.createTempDirectory("gospan-etcd-proxy");
+    Path data = Files.createTempDirectory(tmp, "gospan-etcd-proxy");
     int client = DebianEtcdIT.freePort();
     int peer = DebianEtcdIT.freePort();
     int proxyPort = DebianEtcdIT.freePort();
@@ -123,7 +127,7 @@ class EtcdGrpcProxyIT {
     Path etcd = debian.bin("etcd");
     Path etcdctl = debian.bin("etcdctl");
     for (boolean hold : new boolean[] {false, true}) {
-      Path data = Files.createTempDirectory("gospan-etcd-proxy");
+      Path data = Files.createTempDirectory(tmp, "gospan-etcd-proxy");
       int client = DebianEtcdIT.freePort();
       int peer = DebianEtcdIT.freePort();
       int proxyPort = DebianEtcdIT.freePort();

@@ -22,6 +22,7 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Short-lived command-line clients with real processes, real BPF and the whole pipeline: a
@@ -38,6 +39,9 @@ class ShortLivedClientIT {
 
   static Path current;
 
+  /** Where the fresh clients' copies go (~16 MB each); JUnit deletes it after the class's tests. */
+  @TempDir static Path copies;
+
   @BeforeAll
   static void build() {
     current = ExampleApps.build();
@@ -45,7 +49,7 @@ class ShortLivedClientIT {
 
   /** A copy of greeter-client in its own folder: a binary (inode) gospan has never seen. */
   static Path freshClient() throws Exception {
-    Path dir = Files.createTempDirectory("gospan-cli");
+    Path dir = Files.createTempDirectory(copies, "gospan-cli");
     Files.copy(current.resolve("greeter-client"), dir.resolve("greeter-client"));
     return dir;
   }
