@@ -364,18 +364,69 @@ static __always_inline __u64 wakeup_flags(void)
  * when `e` is NULL.
  */
 _Static_assert(GOSPAN_MAX_FIELDS == 10 && GOSPAN_FIELD_ALIGN == 8 && __builtin_offsetof(struct header_event, fields) == 96,
-	       "pack_event's VERIFIER_CLAMP literals");
-__noinline __u32 pack_event(struct header_event *e)
+	       "pack_entry's VERIFIER_CLAMP literals");
+
+/* Moves the entry of slot `slot` (a field, or at GOSPAN_MAX_FIELDS the socket path) to byte `at`
+ * of the record (at <= the slot's own offset), zero-pads it to GOSPAN_FIELD_ALIGN and returns its
+ * packed size in bytes (8..128); 0 when `e` is NULL. A global function of its own: the verifier
+ * checks it once, for any slot, length and place, where a loop over the entries in pack_event
+ * had it walk each entry's length and place apart (~85,000 instructions in every program that
+ * sends, ~0.8 s of the sidecar's start on 2 vCPUs). It copies the whole slot, not only the
+ * entry's words: those past the entry land below at + 128 <= the slot's end, on bytes already
+ * packed or about to be, never on a later slot's. */
+__noinline __u32 pack_entry(struct header_event *e, __u32 at, __u32 slot)
 {
 	if (!e)
 		return 0;
 	__u8 *base = (__u8 *)e;
+	__u64 to = at;
+	__u64 s = slot;
+
+	VERIFIER_CLAMP(s, 10); /* GOSPAN_MAX_FIELDS */
+	__u64 from = offsetof(struct header_event, fields) + s * sizeof(struct header_field);
+	/* value_len, or the socket path's len at the same place */
+	__u64 len = e->fields[s].value_len;
+
+	VERIFIER_CLAMP(len, 124); /* GOSPAN_VALUE_LEN */
+	__u64 used = offsetof(struct header_field, value) + len; /* 4..128 */
+	__u64 words = (used + 7) / 8;                            /* 1..16 */
+
+	/* the clamps show the verifier to + 128 and from + 128 within the record */
+	VERIFIER_CLAMP(to, 1376);   /* 96 + 10 * 128 */
+	VERIFIER_CLAMP(from, 1376); /* 96 + 10 * 128 */
+	if (to != from) {
+#pragma unroll
+		for (int k = 0; k < 16; k++)
+			*(__u64 *)(base + to + k * 8) = *(__u64 *)(base + from + k * 8);
+	}
+	/* the last word's bytes past the entry: zero, not a previous record's (tail 0: all kept) */
+	__u64 tail = words * 8 - used; /* 0..7 */
+	__u64 last = to + (words - 1) * 8;
+
+	VERIFIER_CLAMP(last, 1496); /* 1376 + 15 * 8 */
+	*(__u64 *)(base + last) &= ~0ULL >> (tail * 8);
+	return words * 8;
+}
+
+/*
+ * Packs a filled record in place and returns its size in bytes: the field_count fields in use, each
+ * as its first 4 + value_len bytes zero-padded to a multiple of GOSPAN_FIELD_ALIGN, one behind the
+ * other from `fields`, then, with EVENT_SOCKET_PATH, the struct socket_path read_conn left in the last
+ * slot, packed the same way (struct header_event). An entry never starts after its slot (an entry is
+ * at most a slot's 128 bytes), so each is copied forward a word at a time over bytes already read
+ * (pack_entry). A global function, verified once on its own rather than in every program that sends
+ * a record. 0 when `e` is NULL.
+ */
+__noinline __u32 pack_event(struct header_event *e)
+{
+	if (!e)
+		return 0;
 	__u32 n = e->field_count > GOSPAN_MAX_FIELDS ? GOSPAN_MAX_FIELDS : e->field_count;
 	__u32 with_path = (e->flags & EVENT_SOCKET_PATH) ? 1 : 0;
-	__u64 at = offsetof(struct header_event, fields); /* where the next entry goes */
+	__u32 at = offsetof(struct header_event, fields); /* where the next entry goes */
 
 	for (__u32 i = 0; i <= GOSPAN_MAX_FIELDS; i++) {
-		__u64 slot;
+		__u32 slot;
 
 		if (i < n)
 			slot = i;
@@ -383,34 +434,7 @@ __noinline __u32 pack_event(struct header_event *e)
 			slot = GOSPAN_MAX_FIELDS; /* the socket path's slot */
 		else
 			break;
-		VERIFIER_CLAMP(slot, 10); /* GOSPAN_MAX_FIELDS */
-		__u64 from = offsetof(struct header_event, fields) + slot * sizeof(struct header_field);
-		/* value_len, or the socket path's len at the same place */
-		__u64 len = e->fields[slot].value_len;
-
-		VERIFIER_CLAMP(len, 124); /* GOSPAN_VALUE_LEN */
-		__u64 used = offsetof(struct header_field, value) + len; /* 4..128 */
-		__u64 words = (used + 7) / 8;                            /* 1..16 */
-
-		/* at <= from (each entry before is at most its slot); the clamps show the verifier the
-		 * bounds of at + 128 and from + 128 within the record */
-		VERIFIER_CLAMP(at, 1376);   /* 96 + 10 * 128 */
-		VERIFIER_CLAMP(from, 1376); /* 96 + 10 * 128 */
-		if (at != from) {
-			for (int k = 0; k < 16; k++) {
-				if (k >= words)
-					break;
-				*(__u64 *)(base + at + k * 8) = *(__u64 *)(base + from + k * 8);
-			}
-		}
-		/* the last word's bytes past the entry: zero, not a previous record's */
-		__u64 tail = words * 8 - used; /* 0..7 */
-		__u64 last = at + (words - 1) * 8;
-
-		VERIFIER_CLAMP(last, 1496); /* 1376 + 15 * 8 */
-		if (tail)
-			*(__u64 *)(base + last) &= ~0ULL >> (tail * 8);
-		at += words * 8;
+		at += pack_entry(e, at, slot);
 	}
 	return at;
 }
