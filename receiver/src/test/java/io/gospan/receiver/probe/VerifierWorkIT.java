@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * in all stay within {@link #BUDGET}. The load's time follows that count: on the 2 vCPUs of the
  * development VM 0.22 s at ~205,000 instructions (16 programs), and 1.0 s at ~1,060,000 when a
  * copy loop in {@code pack_event} (bpf/headers.bpf.h) made the verifier walk each entry's length
- * apart, which put exec → first span at 3.2 s against issue 37's 2 s (docs/benchmarks.md,
- * "Cold start"). The count depends on the kernel's verifier, not on timing.
+ * apart, and exec → first span went from ~1.5 to ~2.5 s with the CDS archive (docs/benchmarks.md,
+ * "The verifier's work"). The count depends on the kernel's verifier, not on timing.
  */
 class VerifierWorkIT {
   /** Instructions the verifier may process for all of the object's programs together. */
