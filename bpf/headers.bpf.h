@@ -354,15 +354,6 @@ static __always_inline __u64 wakeup_flags(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
-/*
- * Packs a filled record in place and returns its size in bytes: the field_count fields in use, each
- * as its first 4 + value_len bytes zero-padded to a multiple of GOSPAN_FIELD_ALIGN, one behind the
- * other from `fields`, then, with EVENT_SOCKET_PATH, the struct socket_path read_conn left in the last
- * slot, packed the same way (struct header_event). An entry never starts after its slot (an entry is
- * at most a slot's 128 bytes), so each is copied forward a word at a time over bytes already read.
- * A global function, verified once on its own rather than in every program that sends a record. 0
- * when `e` is NULL.
- */
 _Static_assert(GOSPAN_MAX_FIELDS == 10 && GOSPAN_FIELD_ALIGN == 8 && __builtin_offsetof(struct header_event, fields) == 96,
 	       "pack_entry's VERIFIER_CLAMP literals");
 
