@@ -2,14 +2,14 @@ package io.gospan.receiver.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gospan.receiver.testing.ExampleApps;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -43,13 +43,15 @@ class VerifierWorkIT {
     }
     // bpftool pins what it loads: a bpffs of the test's own, not the machine's /sys/fs/bpf
     Path bpffs = Files.createDirectory(tmp.resolve("bpffs"));
-    run("mount", "-t", "bpf", "bpf", bpffs.toString());
+    ExampleApps.run(List.of("mount", "-t", "bpf", "bpf", bpffs.toString()), 30);
     Map<String, Long> processed = new LinkedHashMap<>();
     String log;
     try {
-      log = run("bpftool", "-d", "prog", "loadall", obj.toString(), bpffs.resolve("pins").toString());
+      // libbpf's debug lines, with the verifier logs, go to stderr
+      log = ExampleApps.run(List.of("sh", "-c", "exec bpftool -d prog loadall \"$0\" \"$1\" 2>&1", obj.toString(),
+          bpffs.resolve("pins").toString()), 120);
     } finally {
-      run("umount", bpffs.toString()); // the pinned programs go with it
+      ExampleApps.run(List.of("umount", bpffs.toString()), 30); // the pinned programs go with it
     }
     String program = null;
     for (String line : log.split("\n")) {
@@ -68,30 +70,10 @@ class VerifierWorkIT {
     System.out.println("verifier: " + total + " instructions processed for " + processed.size() + " programs: " + processed);
     assertThat(processed.keySet())
         .as("a verifier log per program (bpftool -d prints libbpf's); programs in the object")
-        .containsAll(java.util.List.of("uprobe_http2_server_operate_headers", "uprobe_http2_client_new_stream",
+        .containsAll(List.of("uprobe_http2_server_operate_headers", "uprobe_http2_client_new_stream",
             "uprobe_loopy_writer_write_header", "uprobe_http2_server_write_status", "raw_tp_sched_process_exec"));
     assertThat(total)
         .as("instructions the verifier processed for grpc.bpf.o's programs, by program: %s", processed)
         .isLessThanOrEqualTo(BUDGET);
-  }
-
-  /** Runs a command; its output (stdout and stderr). @throws AssertionError when it fails */
-  private static String run(String... command) throws Exception {
-    Process p = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-        .start();
-    String out;
-    try (InputStream in = p.getInputStream()) {
-      out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as(String.join(" ", command) + " finished").isTrue();
-    assertThat(p.exitValue()).as(String.join(" ", command) + "'s exit status; its last lines:\n" + tail(out)).isZero();
-    return out;
-  }
-
-  private static String tail(String log) {
-    String[] lines = log.split("\n");
-    return String.join("\n", java.util.Arrays.copyOfRange(lines, Math.max(0, lines.length - 20), lines.length));
   }
 }
